@@ -1,0 +1,107 @@
+# Top-level build.  `make` builds build/stored, build/relayd, build/relayctl.
+# `make run` starts the relay with etc/relay.conf; `make test` runs every test.
+# SAN=address,undefined or SAN=thread builds into build-<san>/ with sanitizers.
+# WERROR=1 turns warnings into errors (CI sets it).
+
+CC ?= cc
+SAN ?=
+WERROR ?=
+CONFIG ?= etc/relay.conf
+
+ifeq ($(SAN),)
+BUILD := build
+SANFLAGS :=
+else
+BUILD := build-$(subst $(comma),-,$(SAN))
+SANFLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer
+endif
+comma := ,
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifneq ($(WERROR),)
+WARN += -Werror
+endif
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(SANFLAGS) -MMD -MP
+LDFLAGS += -pthread $(SANFLAGS)
+LIBS := -lwebsockets -lcjson -lsecp256k1 -lsqlite3 -lnng -lcrypto -lm
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
+
+COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c)
+STORED_SRC := $(filter-out stored/main.c,$(wildcard stored/*.c))
+RELAYD_SRC := $(filter-out relayd/main.c,$(wildcard relayd/*.c))
+CTL_SRC := $(wildcard stored/relayctl/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
+STORED_OBJ := $(call obj,$(STORED_SRC))
+RELAYD_OBJ := $(call obj,$(RELAYD_SRC))
+CTL_OBJ := $(call obj,$(CTL_SRC))
+
+UNIT_SRC := $(wildcard tests/common/test_*.c tests/proto/test_*.c tests/stored/test_*.c tests/relayd/test_*.c)
+UNIT_BIN := $(patsubst %.c,$(BUILD)/%,$(UNIT_SRC))
+
+.PHONY: all deps run test unit integration clean sanitize node_modules
+
+all: $(BUILD)/stored $(BUILD)/relayd $(BUILD)/relayctl
+
+deps:
+	@sh etc/install-deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libcommon.a: $(COMMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/stored: $(call obj,stored/main.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/relayd: $(call obj,relayd/main.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/relayctl: $(CTL_OBJ) $(BUILD)/libcommon.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# Unit tests: tests/<dir>/test_<file>.c checks <dir>/<file>.c and links the
+# objects of its own process (without main.c) plus libcommon.
+$(BUILD)/tests/common/%: $(call obj,tests/common/%.c) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+$(BUILD)/tests/proto/%: $(call obj,tests/proto/%.c) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+$(BUILD)/tests/stored/%: $(call obj,tests/stored/%.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+$(BUILD)/tests/relayd/%: $(call obj,tests/relayd/%.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+
+run: deps all
+	@sh etc/run.sh $(BUILD) $(CONFIG)
+
+unit: deps $(UNIT_BIN)
+	@sh tests/run-unit.sh $(UNIT_BIN)
+
+node_modules: tests/integration/node_modules/.installed
+
+tests/integration/node_modules/.installed: tests/integration/package.json tests/integration/package-lock.json
+	cd tests/integration && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+integration: deps all node_modules
+	cd tests/integration && RELAY_BUILD=$(abspath $(BUILD)) node --test --test-concurrency=1 *.test.mjs
+
+test: unit integration
+
+# The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer.
+sanitize:
+	$(MAKE) SAN=address,undefined CFLAGS="-O1 -g" test
+
+clean:
+	rm -rf build build-*
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,31 @@
+/*
+ * event_sig.h - BIP-340 signature checks with libsecp256k1.
+ *
+ * One verifier per thread that checks signatures: the secp256k1 context is
+ * created once (expensive) and reused for every event.
+ */
+#ifndef COMMON_EVENT_SIG_H
+#define COMMON_EVENT_SIG_H
+
+#include <stdint.h>
+
+struct event;
+struct sig_verifier;
+
+/* Creates a verifier.  Returns NULL when out of memory. */
+struct sig_verifier *sig_verifier_new(void);
+/* Frees it.  NULL-safe. */
+void sig_verifier_free(struct sig_verifier *v);
+
+/*
+ * Checks a BIP-340 signature sig over the 32-byte message msg by the x-only
+ * public key pubkey.  Returns 0 when it verifies, ERR_SIG when it does not
+ * (including a pubkey that is not on the curve).
+ */
+int sig_verify(struct sig_verifier *v, const uint8_t msg[32], const uint8_t pubkey[32],
+	       const uint8_t sig[64]);
+
+/* sig_verify() of ev->sig over ev->id by ev->pubkey. */
+int sig_verify_event(struct sig_verifier *v, const struct event *ev);
+
+#endif

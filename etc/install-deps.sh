@@ -1,0 +1,37 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian 12 packages the build and tests need,
+# and only those that are missing.  Idempotent: on a machine that has them
+# all it prints nothing and changes nothing.  Run by `make deps`, which
+# `make run` and `make test` depend on.
+set -eu
+
+packages="gcc make pkg-config libc6-dev libssl-dev libwebsockets-dev libcjson-dev \
+libsecp256k1-dev libsqlite3-dev libnng-dev nng-utils check nodejs npm"
+
+missing=""
+for p in $packages; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		# nodejs may come from elsewhere with npm bundled; a working node+npm is enough.
+		if { [ "$p" = nodejs ] || [ "$p" = npm ]; } && command -v "${p%js}" >/dev/null 2>&1; then
+			continue
+		fi
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing missing Debian packages:$missing"
+sudo=""
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		sudo=sudo
+	else
+		echo "install-deps: not root and no sudo; install these by hand:$missing" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,223 @@
+/*
+ * msg.h - every message relayd and stored exchange, defined once.
+ *
+ * Channels (socket paths are in the README):
+ *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
+ *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
+ *                   CONN_CLOSED, WORKER_STATS.  Replies: HELLO_ACK,
+ *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE.
+ *                   One worker's requests travel in order on one pipe, so a
+ *                   connection's REQ, CLOSE and disconnect stay ordered.
+ *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
+ *                   worker per event; the first 4 bytes (version, type,
+ *                   worker) are the subscription topic.  PUB drops when a
+ *                   worker is slow, so DELIVER carries a per-worker sequence
+ *                   number and workers count gaps.
+ *
+ * Every message starts with the 8-byte header below.  Numbers in this enum
+ * are never reused.  Decoders consume the body exactly and reject truncated
+ * bodies (ERR_TRUNC), trailing bytes (ERR_TRAILING) and unknown versions
+ * (ERR_VERSION).
+ *
+ * Ownership: decoded strings and byte arrays are *views* into the received
+ * payload, valid while it lives, except where a field says "owned".
+ */
+#ifndef PROTO_MSG_H
+#define PROTO_MSG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/event.h"
+#include "../common/filter.h"
+
+#define PROTO_VERSION 1
+#define MSG_HEADER_LEN 8
+/* Bytes of a DELIVER message that select its worker (version, type, worker). */
+#define MSG_TOPIC_LEN 4
+
+enum msg_type {
+	MSG_HELLO = 1,
+	MSG_HELLO_ACK = 2,
+	MSG_EVENT_STORE = 3,
+	MSG_EVENT_RESULT = 4,
+	MSG_SUB_OPEN = 5,
+	MSG_QUERY_EVENTS = 6,
+	MSG_QUERY_DONE = 7,
+	MSG_SUB_CLOSE = 8,
+	MSG_CONN_CLOSED = 9,
+	MSG_DELIVER = 10,
+	MSG_WORKER_STATS = 11,
+	MSG_TYPE_LIMIT /* one past the largest; not a type */
+};
+
+/* Name of a type for logs ("event_store"); "unknown" for others. */
+const char *msg_type_name(int type);
+
+struct msg_header {
+	uint8_t version;     /* PROTO_VERSION */
+	uint8_t type;        /* enum msg_type */
+	uint16_t worker;     /* the relayd instance the message is from or for */
+	uint32_t request_id; /* echoes the request in replies; 0 in DELIVER */
+};
+
+/* A string view: len bytes at ptr, not NUL-terminated. */
+struct msg_str {
+	const char *ptr;
+	uint32_t len;
+};
+
+/* HELLO: a worker introduces itself after (re)connecting.  boot_id changes
+ * every time the worker process starts, so stored can tell a restart (drop
+ * the old subscriptions) from a reconnect. */
+struct msg_hello {
+	uint32_t pid;
+	uint64_t boot_id;
+};
+
+/* HELLO_ACK: stored's answer; boot_id changes every time stored starts, so a
+ * worker knows to re-register its live subscriptions. */
+struct msg_hello_ack {
+	uint64_t boot_id;
+};
+
+/* EVENT_STORE: a validated event (signature already checked). */
+struct msg_event_store {
+	uint64_t conn_id;
+	struct event event; /* owned after decoding: event_free() it */
+};
+
+/* EVENT_RESULT: the NIP-01 OK for one event. */
+struct msg_event_result {
+	uint64_t conn_id;
+	uint8_t id[EVENT_ID_LEN];
+	bool accepted;
+	struct msg_str message; /* "" or "prefix: reason" */
+};
+
+enum msg_sub_flags {
+	MSG_SUB_HISTORY = 1, /* also query stored events, then QUERY_DONE */
+};
+
+/* SUB_OPEN: open or replace subscription sub_id on a connection. */
+struct msg_sub_open {
+	uint64_t conn_id;
+	uint32_t sub_serial; /* the worker's number for this subscription; deliveries carry it */
+	struct msg_str sub_id;
+	uint8_t flags;       /* enum msg_sub_flags */
+	uint32_t nfilters;
+	struct filter *filters; /* owned after decoding: msg_sub_open_release() */
+};
+
+/* QUERY_EVENTS: a chunk of stored events for a subscription, in order. */
+struct msg_query_events {
+	uint64_t conn_id;
+	uint32_t sub_serial;
+	uint32_t count;
+	struct msg_str *events; /* owned array of views: msg_query_events_release() */
+};
+
+enum msg_query_status {
+	MSG_QUERY_EOSE = 0,   /* stored events done; live delivery follows */
+	MSG_QUERY_CLOSED = 1, /* refused or failed; message says why */
+};
+
+/* QUERY_DONE: the end of a subscription's stored events. */
+struct msg_query_done {
+	uint64_t conn_id;
+	uint32_t sub_serial;
+	uint8_t status; /* enum msg_query_status */
+	struct msg_str message;
+};
+
+/* SUB_CLOSE: the client sent CLOSE. */
+struct msg_sub_close {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+};
+
+/* CONN_CLOSED: the connection is gone; drop all its subscriptions. */
+struct msg_conn_closed {
+	uint64_t conn_id;
+};
+
+struct msg_target {
+	uint64_t conn_id;
+	uint32_t sub_serial;
+};
+
+/* DELIVER: one live event for one worker's matching subscriptions. */
+struct msg_deliver {
+	uint64_t seq; /* per worker, +1 per DELIVER; a jump is a gap */
+	struct msg_str event_json;
+	uint32_t ntargets;
+	struct msg_target *targets; /* owned array: msg_deliver_release() */
+};
+
+/* WORKER_STATS: a worker's counters, sent periodically. */
+struct msg_worker_stats {
+	uint32_t pid;
+	uint64_t started_at; /* unix seconds */
+	uint32_t connections;
+	uint32_t subscriptions;
+	uint64_t messages_in;
+	uint64_t messages_out;
+	uint64_t events_rejected;
+	uint64_t deliver_gaps;
+};
+
+/*
+ * Encoders append the header and body to out (which they do not reset).
+ * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
+ */
+int msg_encode_hello(struct buf *out, const struct msg_header *h, const struct msg_hello *m);
+int msg_encode_hello_ack(struct buf *out, const struct msg_header *h, const struct msg_hello_ack *m);
+int msg_encode_event_store(struct buf *out, const struct msg_header *h,
+			   const struct msg_event_store *m);
+int msg_encode_event_result(struct buf *out, const struct msg_header *h,
+			    const struct msg_event_result *m);
+int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struct msg_sub_open *m);
+int msg_encode_query_events(struct buf *out, const struct msg_header *h,
+			    const struct msg_query_events *m);
+int msg_encode_query_done(struct buf *out, const struct msg_header *h,
+			  const struct msg_query_done *m);
+int msg_encode_sub_close(struct buf *out, const struct msg_header *h, const struct msg_sub_close *m);
+int msg_encode_conn_closed(struct buf *out, const struct msg_header *h,
+			   const struct msg_conn_closed *m);
+int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct msg_deliver *m);
+int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
+			    const struct msg_worker_stats *m);
+
+/*
+ * Reads the header from the first MSG_HEADER_LEN bytes of data.
+ * Returns 0, ERR_TRUNC (short), ERR_VERSION (other version) or ERR_TYPE
+ * (type outside the enum).  The body starts at data + MSG_HEADER_LEN.
+ */
+int msg_decode_header(const void *data, size_t len, struct msg_header *h);
+
+/*
+ * Body decoders: body/len is everything after the header.  Return 0, or
+ * ERR_TRUNC / ERR_TRAILING / ERR_INVAL / ERR_TOOBIG / ERR_NOMEM with nothing
+ * left to release.
+ */
+int msg_decode_hello(const void *body, size_t len, struct msg_hello *m);
+int msg_decode_hello_ack(const void *body, size_t len, struct msg_hello_ack *m);
+int msg_decode_event_store(const void *body, size_t len, struct msg_event_store *m);
+int msg_decode_event_result(const void *body, size_t len, struct msg_event_result *m);
+int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m);
+int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m);
+int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m);
+int msg_decode_sub_close(const void *body, size_t len, struct msg_sub_close *m);
+int msg_decode_conn_closed(const void *body, size_t len, struct msg_conn_closed *m);
+int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
+int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m);
+
+/* Release what a successful decode owns.  NULL-safe and idempotent. */
+void msg_event_store_release(struct msg_event_store *m);
+void msg_sub_open_release(struct msg_sub_open *m);
+void msg_query_events_release(struct msg_query_events *m);
+void msg_deliver_release(struct msg_deliver *m);
+
+#endif

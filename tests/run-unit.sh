@@ -1,0 +1,15 @@
+#!/bin/sh
+# run-unit.sh - runs each unit-test binary given, prints its check summary,
+# and fails if any failed.  CK_FORK stays on so a crash fails one test only.
+failed=0
+for t in "$@"; do
+	echo "== $t"
+	if ! "$t"; then
+		failed=$((failed + 1))
+	fi
+done
+if [ "$failed" -ne 0 ]; then
+	echo "unit: $failed test binaries failed"
+	exit 1
+fi
+echo "unit: all $# test binaries passed"
