@@ -9,10 +9,10 @@ WERROR ?=
 CONFIG ?= etc/relay.conf
 
 ifeq ($(SAN),)
-BUILD := build
+BUILD ?= build
 SANFLAGS :=
 else
-BUILD := build-$(subst $(comma),-,$(SAN))
+BUILD ?= build-$(subst $(comma),-,$(SAN))
 SANFLAGS := -fsanitize=$(SAN) -fno-omit-frame-pointer
 endif
 comma := ,
