@@ -77,6 +77,17 @@ struct event_limits {
  * a NIP-01 reason with its prefix ("invalid: ...") into reason.
  * If the id field itself is well-formed it is copied to out->id even on
  * failure, so the caller can answer `OK id false`.
+ *
+ * Details (event_parse.c): an unknown or repeated field is refused; ERR_TOOBIG
+ * means a size limit (max_tags, max_tag_value, max_content) was exceeded,
+ * while a created_at outside the now +/- window is ERR_INVAL; created_at must
+ * be 0..2^53-1; limits may be NULL (no limits).  Numbers are judged by value,
+ * so `1.0` counts as the integer 1.  cJSON ends a string at an encoded NUL
+ * ("\u0000"), which cannot be detected here: the truncated text is what is
+ * hashed and stored, so such an event fails the id check unless its id (and
+ * so its signature) covers exactly that text.  A caller that wants to refuse
+ * NULs outright must look at the raw frame.  Reasons are NUL-terminated and
+ * truncated to reason_len.
  */
 int event_parse(const cJSON *obj, const struct event_limits *limits, struct event *out,
 		char *reason, size_t reason_len);

@@ -53,7 +53,10 @@ struct filter_limits {
 };
 
 /*
- * Parses one filter object.  Unknown fields are ignored.  Returns 0 and fills
+ * Parses one filter object.  Unknown fields are ignored (so are keys like
+ * `#xy` or `#1`); a known field or `#x` given twice is ERR_INVAL.  `#e` and
+ * `#p` values must be 64-character lowercase hex.  Too many values in a list
+ * is ERR_TOOBIG.  limits may be NULL (no limits).  Returns 0 and fills
  * *out, or ERR_INVAL/ERR_TOOBIG/ERR_NOMEM with out empty and a reason with a
  * NIP-01 prefix ("invalid: ...") in reason.
  */

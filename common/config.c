@@ -1,0 +1,251 @@
+/*
+ * config.c - the configuration table and the parser it drives.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "err.h"
+#include "log.h"
+
+enum config_type { CONFIG_STR, CONFIG_U32, CONFIG_I64 };
+
+struct config_key {
+	const char *name;
+	const char *section;
+	enum config_type type;
+	size_t offset;
+	size_t size; /* for strings: the array size */
+	const char *default_value;
+	int64_t min, max;
+	const char *doc;
+};
+
+#define STR(field, sec, def, doc) \
+	{ #field, sec, CONFIG_STR, offsetof(struct config, field), \
+	  sizeof(((struct config *)0)->field), def, 0, 0, doc }
+#define U32(field, sec, def, lo, hi, doc) \
+	{ #field, sec, CONFIG_U32, offsetof(struct config, field), 4, def, lo, hi, doc }
+#define I64(field, sec, def, lo, hi, doc) \
+	{ #field, sec, CONFIG_I64, offsetof(struct config, field), 8, def, lo, hi, doc }
+
+static const struct config_key config_keys[] = {
+	STR(bind, "network", "127.0.0.1", "address the workers listen on"),
+	U32(port, "network", "7777", 1, 65535, "TCP port shared by all workers (SO_REUSEPORT)"),
+	U32(workers, "network", "2", 1, 64, "relayd processes `make run` starts"),
+	STR(data_dir, "paths", "./var/data", "directory of the SQLite database"),
+	STR(run_dir, "paths", "./var/run", "directory of the nng IPC sockets"),
+	STR(relay_name, "relay", "crelay", "NIP-11 name"),
+	STR(relay_description, "relay", "A Nostr relay written in C", "NIP-11 description"),
+	STR(relay_pubkey, "relay", "", "NIP-11 operator pubkey (64 hex), optional"),
+	STR(relay_contact, "relay", "", "NIP-11 contact, optional"),
+	U32(max_message_bytes, "limits", "131072", 1024, 16777216, "largest websocket message accepted"),
+	U32(max_subscriptions, "limits", "20", 1, 10000, "open subscriptions per connection"),
+	U32(max_filters, "limits", "10", 1, 1000, "filters per REQ"),
+	U32(max_limit, "limits", "500", 1, 100000, "largest limit honoured; larger ones are clamped"),
+	U32(max_subid_length, "limits", "64", 1, 64, "longest subscription id"),
+	U32(max_event_tags, "limits", "2000", 1, 100000, "tags per event"),
+	U32(max_content_bytes, "limits", "65536", 1, 16777216, "bytes of event content"),
+	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
+	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
+	    "bytes queued to one slow client before it is dropped"),
+	I64(created_at_max_future, "limits", "900", 0, 315360000,
+	    "seconds an event may be dated ahead of now (0 = no check)"),
+	I64(created_at_max_past, "limits", "0", 0, 3153600000,
+	    "seconds an event may be dated behind now (0 = no check)"),
+	U32(commit_batch, "storage", "1024", 1, 100000, "most events committed in one transaction"),
+	U32(query_threads, "storage", "2", 1, 64, "threads in stored that answer REQ queries"),
+	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
+	U32(verify_threads, "workers", "1", 1, 64, "threads per relayd that parse and verify"),
+	U32(store_timeout_ms, "workers", "5000", 100, 600000,
+	    "how long a worker waits for stored before answering error:"),
+	STR(log_level, "logging", "info", "error, warn, info or debug"),
+};
+
+#define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+static const struct config_key *config_find(const char *name)
+{
+	for (size_t i = 0; i < CONFIG_NKEYS; i++)
+		if (strcmp(config_keys[i].name, name) == 0)
+			return &config_keys[i];
+	return NULL;
+}
+
+static int config_parse_int(const struct config_key *k, const char *value, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (errno || end == value || *end != '\0')
+		return ERR_CONFIG;
+	if (v < k->min || v > k->max)
+		return ERR_CONFIG;
+	*out = v;
+	return 0;
+}
+
+static int config_store(struct config *cfg, const struct config_key *k, const char *value)
+{
+	char *field = (char *)cfg + k->offset;
+	int64_t v;
+
+	if (k->type == CONFIG_STR) {
+		if (strlen(value) >= k->size)
+			return ERR_CONFIG;
+		memcpy(field, value, strlen(value) + 1);
+		return 0;
+	}
+	if (config_parse_int(k, value, &v))
+		return ERR_CONFIG;
+	if (k->type == CONFIG_U32) {
+		uint32_t u = (uint32_t)v;
+		memcpy(field, &u, sizeof(u));
+	} else {
+		memcpy(field, &v, sizeof(v));
+	}
+	return 0;
+}
+
+int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len)
+{
+	const struct config_key *k = config_find(key);
+
+	if (!k) {
+		snprintf(err, err_len, "unknown key '%s'", key);
+		return ERR_CONFIG;
+	}
+	if (config_store(cfg, k, value)) {
+		if (k->type == CONFIG_STR)
+			snprintf(err, err_len, "value of '%s' is longer than %zu bytes", key, k->size - 1);
+		else
+			snprintf(err, err_len, "'%s' must be an integer from %lld to %lld, not '%s'", key,
+				 (long long)k->min, (long long)k->max, value);
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
+static void config_defaults(struct config *cfg)
+{
+	char ignored[8];
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < CONFIG_NKEYS; i++)
+		config_set(cfg, config_keys[i].name, config_keys[i].default_value, ignored, sizeof(ignored));
+}
+
+static char *config_trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/* Cross-field checks that one key's bounds cannot express. */
+static int config_validate(const struct config *cfg, char *err, size_t err_len)
+{
+	char url[256];
+
+	if (log_level_parse(cfg->log_level) < 0) {
+		snprintf(err, err_len, "log_level must be error, warn, info or debug");
+		return ERR_CONFIG;
+	}
+	if (strcmp(cfg->db_synchronous, "full") && strcmp(cfg->db_synchronous, "normal")) {
+		snprintf(err, err_len, "db_synchronous must be full or normal");
+		return ERR_CONFIG;
+	}
+	if (config_socket_url(cfg, "stored-admin.ipc", url, sizeof(url))) {
+		snprintf(err, err_len, "run_dir '%s' is too long for a Unix socket path", cfg->run_dir);
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
+static int config_parse_line(struct config *cfg, char *line, char *err, size_t err_len)
+{
+	char *hash = strchr(line, '#');
+	char *eq, *key, *value;
+
+	if (hash)
+		*hash = '\0';
+	key = config_trim(line);
+	if (*key == '\0')
+		return 0;
+	eq = strchr(key, '=');
+	if (!eq) {
+		snprintf(err, err_len, "expected 'key = value'");
+		return ERR_CONFIG;
+	}
+	*eq = '\0';
+	value = config_trim(eq + 1);
+	return config_set(cfg, config_trim(key), value, err, err_len);
+}
+
+int config_load(const char *path, struct config *out, char *err, size_t err_len)
+{
+	char line[1024], why[400];
+	unsigned lineno = 0;
+	FILE *f;
+
+	config_defaults(out);
+	if (!path)
+		return config_validate(out, err, err_len);
+	f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		return ERR_IO;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (config_parse_line(out, line, why, sizeof(why))) {
+			snprintf(err, err_len, "%s:%u: %s", path, lineno, why);
+			fclose(f);
+			return ERR_CONFIG;
+		}
+	}
+	fclose(f);
+	if (config_validate(out, why, sizeof(why))) {
+		snprintf(err, err_len, "%s: %s", path, why);
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
+void config_write_sample(FILE *out)
+{
+	const char *section = "";
+
+	fprintf(out, "# relay.conf - every key with its default.  Unknown keys are an error.\n");
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if (strcmp(section, k->section) != 0) {
+			section = k->section;
+			fprintf(out, "\n# [%s]\n", section);
+		}
+		fprintf(out, "# %s\n%s = %s\n", k->doc, k->name, k->default_value);
+	}
+}
+
+int config_socket_url(const struct config *cfg, const char *name, char *url, size_t url_len)
+{
+	struct sockaddr_un sun;
+	int n = snprintf(url, url_len, "ipc://%s/%s", cfg->run_dir, name);
+
+	if (n < 0 || (size_t)n >= url_len || (size_t)n - 6 >= sizeof(sun.sun_path))
+		return ERR_TOOBIG;
+	return 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * config.h - the relay's configuration: one declarative table.
+ *
+ * The file format is `key = value` lines; `#` starts a comment; blank lines
+ * are ignored.  Every key, its type, default, bounds and one-line doc live in
+ * one table (config.c) that drives parsing, validation and the sample file
+ * (`stored --print-config`).  Unknown keys and out-of-range values are
+ * errors.  A loaded struct config is an immutable snapshot: handlers read it,
+ * reload builds a new one.
+ */
+#ifndef COMMON_CONFIG_H
+#define COMMON_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_PATH_MAX 200
+#define CONFIG_TEXT_MAX 512
+
+struct config {
+	/* [network] */
+	char bind[64];
+	uint32_t port;
+	uint32_t workers;
+	/* [paths] */
+	char data_dir[CONFIG_PATH_MAX];
+	char run_dir[CONFIG_PATH_MAX];
+	/* [relay] NIP-11 document */
+	char relay_name[CONFIG_TEXT_MAX];
+	char relay_description[CONFIG_TEXT_MAX];
+	char relay_pubkey[65];
+	char relay_contact[CONFIG_TEXT_MAX];
+	/* [limits] */
+	uint32_t max_message_bytes;
+	uint32_t max_subscriptions;
+	uint32_t max_filters;
+	uint32_t max_limit;
+	uint32_t max_subid_length;
+	uint32_t max_event_tags;
+	uint32_t max_content_bytes;
+	uint32_t max_filter_values;
+	uint32_t max_outbound_bytes;
+	int64_t created_at_max_future;
+	int64_t created_at_max_past;
+	/* [storage] */
+	uint32_t commit_batch;
+	uint32_t query_threads;
+	char db_synchronous[16];
+	/* [workers] */
+	uint32_t verify_threads;
+	uint32_t store_timeout_ms;
+	/* [logging] */
+	char log_level[16];
+};
+
+/*
+ * Fills *out with the defaults, then applies the file at path (NULL: defaults
+ * only).  Returns 0, or ERR_CONFIG / ERR_IO with a message naming the file,
+ * line and key in err.
+ */
+int config_load(const char *path, struct config *out, char *err, size_t err_len);
+
+/* Applies one "key = value" setting; used by config_load and tests. */
+int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len);
+
+/* Writes a commented sample file with every key at its default. */
+void config_write_sample(FILE *out);
+
+/* Writes the path of a socket in run_dir ("stored-rpc.ipc") as an nng URL
+ * "ipc:///..." into url.  Returns 0 or ERR_TOOBIG if it does not fit the
+ * Unix socket path limit. */
+int config_socket_url(const struct config *cfg, const char *name, char *url, size_t url_len);
+
+#endif

@@ -1,0 +1,832 @@
+/*
+ * msg.c - the encoder and decoder of every message in msg.h, side by side.
+ *
+ * Encoders write through a sticky writer, so a body reads as its list of
+ * fields and a failed encode leaves the output buffer as it was.  They write
+ * the header's version and type themselves (PROTO_VERSION and the message's
+ * own type); only h->worker and h->request_id come from the caller.
+ *
+ * Decoders read through the sticky wire_reader and record semantic errors in
+ * it too, so each checks one error at the end.  They accept only what an
+ * encoder writes: booleans are 0 or 1, an absent list has count 0, an absent
+ * limit is 0.  Every count is checked against the bytes left (times the
+ * smallest encoding of one item) before anything is allocated, so a bogus
+ * count fails as ERR_TRUNC and allocation stays proportional to the input.
+ */
+#include "msg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "wire.h"
+
+#define SUB_ID_MAX 64
+#define KEY_LEN 32
+#define STR_MIN 4                /* an empty string: its length */
+#define EVENT_TAG_MIN (1 + 4)    /* name, empty value */
+#define FILTER_TAG_MIN (1 + 4)   /* name, nvalues */
+#define FILTER_TAG_LETTERS 52    /* a-z, A-Z: at most one tag each */
+#define TARGET_LEN (8 + 4)       /* conn_id, sub_serial */
+/* A filter with every list absent and no search: ids, authors, kinds
+ * (flag + count each), ntags, since, until, limit (flag + value), search flag. */
+#define FILTER_MIN (3 * (1 + 4) + 4 + 8 + 8 + (1 + 4) + 1)
+
+static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
+	[MSG_HELLO] = "hello",
+	[MSG_HELLO_ACK] = "hello_ack",
+	[MSG_EVENT_STORE] = "event_store",
+	[MSG_EVENT_RESULT] = "event_result",
+	[MSG_SUB_OPEN] = "sub_open",
+	[MSG_QUERY_EVENTS] = "query_events",
+	[MSG_QUERY_DONE] = "query_done",
+	[MSG_SUB_CLOSE] = "sub_close",
+	[MSG_CONN_CLOSED] = "conn_closed",
+	[MSG_DELIVER] = "deliver",
+	[MSG_WORKER_STATS] = "worker_stats",
+};
+
+const char *msg_type_name(int type)
+{
+	if (type <= 0 || type >= MSG_TYPE_LIMIT)
+		return "unknown";
+	return msg_type_names[type];
+}
+
+/* ---- writer: wire_put_* with the first error kept ---- */
+
+struct msg_writer {
+	struct buf *out;
+	size_t start; /* out->len before the message, restored on failure */
+	int err;
+};
+
+static void put_u8(struct msg_writer *w, uint8_t v)
+{
+	if (!w->err)
+		w->err = wire_put_u8(w->out, v);
+}
+
+static void put_u16(struct msg_writer *w, uint16_t v)
+{
+	if (!w->err)
+		w->err = wire_put_u16(w->out, v);
+}
+
+static void put_u32(struct msg_writer *w, uint32_t v)
+{
+	if (!w->err)
+		w->err = wire_put_u32(w->out, v);
+}
+
+static void put_u64(struct msg_writer *w, uint64_t v)
+{
+	if (!w->err)
+		w->err = wire_put_u64(w->out, v);
+}
+
+static void put_i64(struct msg_writer *w, int64_t v)
+{
+	if (!w->err)
+		w->err = wire_put_i64(w->out, v);
+}
+
+static void put_raw(struct msg_writer *w, const void *data, size_t len)
+{
+	if (!w->err)
+		w->err = wire_put_raw(w->out, data, len);
+}
+
+static void put_str(struct msg_writer *w, const char *s, size_t len)
+{
+	if (!w->err)
+		w->err = wire_put_str(w->out, s, len);
+}
+
+static void put_view(struct msg_writer *w, const struct msg_str *s)
+{
+	put_str(w, s->ptr, s->len);
+}
+
+static void put_bool(struct msg_writer *w, bool v)
+{
+	put_u8(w, v ? 1 : 0);
+}
+
+static void writer_begin(struct msg_writer *w, struct buf *out, const struct msg_header *h,
+			 uint8_t type)
+{
+	w->out = out;
+	w->start = out->len;
+	w->err = 0;
+	put_u8(w, PROTO_VERSION);
+	put_u8(w, type);
+	put_u16(w, h->worker);
+	put_u32(w, h->request_id);
+}
+
+static int writer_end(struct msg_writer *w)
+{
+	if (w->err) {
+		w->out->len = w->start;
+		if (w->out->data)
+			w->out->data[w->start] = '\0';
+	}
+	return w->err;
+}
+
+/* ---- reader helpers: semantic checks recorded in the sticky reader ---- */
+
+static void reader_reject(struct wire_reader *r, int err)
+{
+	if (!r->err)
+		r->err = err;
+	r->pos = r->end;
+}
+
+static bool get_bool(struct wire_reader *r)
+{
+	uint8_t v = wire_get_u8(r);
+
+	if (v > 1)
+		reader_reject(r, ERR_INVAL);
+	return v == 1;
+}
+
+/* Reads a count of items of at least min_size bytes each.  A count the rest
+ * of the body cannot hold is a truncation; 0 is returned after any error. */
+static uint32_t get_count(struct wire_reader *r, size_t min_size)
+{
+	uint32_t n = wire_get_u32(r);
+
+	if (r->err)
+		return 0;
+	if (n > wire_remaining(r) / min_size) {
+		reader_reject(r, ERR_TRUNC);
+		return 0;
+	}
+	return n;
+}
+
+static struct msg_str get_view(struct wire_reader *r)
+{
+	struct msg_str s;
+
+	s.ptr = wire_get_str(r, &s.len, 0);
+	return s;
+}
+
+/* A subscription id is 1..64 bytes of anything. */
+static struct msg_str get_sub_id(struct wire_reader *r)
+{
+	struct msg_str s = get_view(r);
+
+	if (!r->err && (s.len == 0 || s.len > SUB_ID_MAX))
+		reader_reject(r, ERR_INVAL);
+	return s;
+}
+
+/* Zeroed array of n items, or NULL when n is 0, the reader has failed, or
+ * memory is short (which fails the reader). */
+static void *reader_alloc(struct wire_reader *r, uint32_t n, size_t size)
+{
+	void *p;
+
+	if (r->err || n == 0)
+		return NULL;
+	p = calloc(n, size);
+	if (!p)
+		reader_reject(r, ERR_NOMEM);
+	return p;
+}
+
+/* Copies a string of the body into a new NUL-terminated allocation. */
+static char *get_str_dup(struct wire_reader *r, uint32_t *len)
+{
+	const char *s = wire_get_str(r, len, 0);
+	char *copy;
+
+	if (!s)
+		return NULL;
+	copy = malloc((size_t)*len + 1);
+	if (!copy) {
+		reader_reject(r, ERR_NOMEM);
+		return NULL;
+	}
+	memcpy(copy, s, *len);
+	copy[*len] = '\0';
+	return copy;
+}
+
+static bool is_letter(uint8_t c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Ends a decoder without owned fields: *m is zeroed on failure. */
+static int decode_end(const struct wire_reader *r, void *m, size_t size)
+{
+	int err = wire_finish(r);
+
+	if (err)
+		memset(m, 0, size);
+	return err;
+}
+
+/* ---- header ---- */
+
+int msg_decode_header(const void *data, size_t len, struct msg_header *h)
+{
+	struct wire_reader r;
+
+	if (len < MSG_HEADER_LEN)
+		return ERR_TRUNC;
+	wire_reader_init(&r, data, MSG_HEADER_LEN);
+	h->version = wire_get_u8(&r);
+	h->type = wire_get_u8(&r);
+	h->worker = wire_get_u16(&r);
+	h->request_id = wire_get_u32(&r);
+	/* The fields stay filled on failure so the caller can log them. */
+	if (h->version != PROTO_VERSION)
+		return ERR_VERSION;
+	if (h->type == 0 || h->type >= MSG_TYPE_LIMIT)
+		return ERR_TYPE;
+	return 0;
+}
+
+/* ---- HELLO, HELLO_ACK ---- */
+
+int msg_encode_hello(struct buf *out, const struct msg_header *h, const struct msg_hello *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_HELLO);
+	put_u32(&w, m->pid);
+	put_u64(&w, m->boot_id);
+	return writer_end(&w);
+}
+
+int msg_decode_hello(const void *body, size_t len, struct msg_hello *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->pid = wire_get_u32(&r);
+	m->boot_id = wire_get_u64(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_hello_ack(struct buf *out, const struct msg_header *h, const struct msg_hello_ack *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_HELLO_ACK);
+	put_u64(&w, m->boot_id);
+	return writer_end(&w);
+}
+
+int msg_decode_hello_ack(const void *body, size_t len, struct msg_hello_ack *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->boot_id = wire_get_u64(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- EVENT_STORE ---- */
+
+int msg_encode_event_store(struct buf *out, const struct msg_header *h,
+			   const struct msg_event_store *m)
+{
+	const struct event *ev = &m->event;
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_EVENT_STORE);
+	put_u64(&w, m->conn_id);
+	put_raw(&w, ev->id, EVENT_ID_LEN);
+	put_raw(&w, ev->pubkey, EVENT_PUBKEY_LEN);
+	put_raw(&w, ev->sig, EVENT_SIG_LEN);
+	put_i64(&w, ev->created_at);
+	put_u32(&w, ev->kind);
+	put_u32(&w, ev->ntags);
+	for (uint32_t i = 0; i < ev->ntags; i++) {
+		put_u8(&w, (uint8_t)ev->tags[i].name);
+		put_str(&w, ev->tags[i].value, ev->tags[i].value_len);
+	}
+	put_str(&w, ev->json, ev->json_len);
+	return writer_end(&w);
+}
+
+/* Reads the tags as views into the body; the caller frees the array. */
+static struct event_tag *get_event_tags(struct wire_reader *r, uint32_t *ntags)
+{
+	uint32_t n = get_count(r, EVENT_TAG_MIN);
+	struct event_tag *tags = reader_alloc(r, n, sizeof(*tags));
+
+	*ntags = 0;
+	if (!tags)
+		return NULL;
+	for (uint32_t i = 0; i < n && !r->err; i++) {
+		uint8_t name = wire_get_u8(r);
+
+		if (!r->err && !is_letter(name))
+			reader_reject(r, ERR_INVAL);
+		tags[i].name = (char)name;
+		tags[i].value = wire_get_str(r, &tags[i].value_len, 0);
+	}
+	*ntags = n;
+	return tags;
+}
+
+/* parts holds the fixed fields and tag views; event_build() copies them. */
+int msg_decode_event_store(const void *body, size_t len, struct msg_event_store *m)
+{
+	struct wire_reader r;
+	struct event parts = { 0 };
+	struct msg_str json;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	wire_get_raw(&r, parts.id, EVENT_ID_LEN);
+	wire_get_raw(&r, parts.pubkey, EVENT_PUBKEY_LEN);
+	wire_get_raw(&r, parts.sig, EVENT_SIG_LEN);
+	parts.created_at = wire_get_i64(&r);
+	parts.kind = wire_get_u32(&r);
+	if (parts.kind > EVENT_KIND_MAX)
+		reader_reject(&r, ERR_INVAL);
+	parts.tags = get_event_tags(&r, &parts.ntags);
+	json = get_view(&r);
+	err = wire_finish(&r);
+	if (!err)
+		err = event_build(&m->event, parts.id, parts.pubkey, parts.sig, parts.created_at,
+				  parts.kind, parts.tags, parts.ntags, json.ptr, json.len);
+	free(parts.tags);
+	if (err)
+		memset(m, 0, sizeof(*m));
+	return err;
+}
+
+void msg_event_store_release(struct msg_event_store *m)
+{
+	if (m)
+		event_free(&m->event);
+}
+
+/* ---- EVENT_RESULT ---- */
+
+int msg_encode_event_result(struct buf *out, const struct msg_header *h,
+			    const struct msg_event_result *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_EVENT_RESULT);
+	put_u64(&w, m->conn_id);
+	put_raw(&w, m->id, EVENT_ID_LEN);
+	put_bool(&w, m->accepted);
+	put_view(&w, &m->message);
+	return writer_end(&w);
+}
+
+int msg_decode_event_result(const void *body, size_t len, struct msg_event_result *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	wire_get_raw(&r, m->id, EVENT_ID_LEN);
+	m->accepted = get_bool(&r);
+	m->message = get_view(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- filters (inside SUB_OPEN) ---- */
+
+/* An absent list is written with count 0 whatever the struct holds. */
+static void put_keys(struct msg_writer *w, bool has, uint32_t n, const void *keys)
+{
+	put_bool(w, has);
+	put_u32(w, has ? n : 0);
+	if (has && n)
+		put_raw(w, keys, (size_t)n * KEY_LEN);
+}
+
+static void put_kinds(struct msg_writer *w, const struct filter *f)
+{
+	put_bool(w, f->has_kinds);
+	put_u32(w, f->has_kinds ? f->nkinds : 0);
+	for (uint32_t i = 0; f->has_kinds && i < f->nkinds; i++)
+		put_u32(w, f->kinds[i]);
+}
+
+static void put_filter_tags(struct msg_writer *w, const struct filter *f)
+{
+	put_u32(w, f->ntags);
+	for (uint32_t i = 0; i < f->ntags; i++) {
+		const struct filter_tag *t = &f->tags[i];
+
+		put_u8(w, (uint8_t)t->name);
+		put_u32(w, t->nvalues);
+		for (uint32_t j = 0; j < t->nvalues; j++)
+			put_str(w, t->values[j], t->lens[j]);
+	}
+}
+
+static void put_filter(struct msg_writer *w, const struct filter *f)
+{
+	put_keys(w, f->has_ids, f->nids, f->ids);
+	put_keys(w, f->has_authors, f->nauthors, f->authors);
+	put_kinds(w, f);
+	put_filter_tags(w, f);
+	put_i64(w, f->since);
+	put_i64(w, f->until);
+	put_bool(w, f->has_limit);
+	put_u32(w, f->has_limit ? f->limit : 0);
+	put_bool(w, f->search != NULL);
+	if (f->search)
+		put_str(w, f->search, strlen(f->search));
+}
+
+/* Reads a list's presence flag and count; an absent list must be empty. */
+static uint32_t get_list_count(struct wire_reader *r, bool *has, size_t item_size)
+{
+	uint32_t n;
+
+	*has = get_bool(r);
+	n = get_count(r, item_size);
+	if (!*has && n) {
+		reader_reject(r, ERR_INVAL);
+		return 0;
+	}
+	return n;
+}
+
+static void *get_keys(struct wire_reader *r, bool *has, uint32_t *nkeys)
+{
+	uint32_t n = get_list_count(r, has, KEY_LEN);
+	uint8_t *keys = reader_alloc(r, n, KEY_LEN);
+
+	if (!keys)
+		return NULL;
+	wire_get_raw(r, keys, (size_t)n * KEY_LEN);
+	*nkeys = n;
+	return keys;
+}
+
+static uint32_t *get_kinds(struct wire_reader *r, bool *has, uint32_t *nkinds)
+{
+	uint32_t n = get_list_count(r, has, sizeof(uint32_t));
+	uint32_t *kinds = reader_alloc(r, n, sizeof(*kinds));
+
+	if (!kinds)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		kinds[i] = wire_get_u32(r);
+	*nkinds = n;
+	return kinds;
+}
+
+static uint64_t letter_bit(uint8_t c)
+{
+	return (uint64_t)1 << (c >= 'a' ? c - 'a' : 26 + c - 'A');
+}
+
+/* Fills t so that filter_free() can release it at any point of failure. */
+static void get_filter_tag(struct wire_reader *r, struct filter_tag *t, uint64_t *seen)
+{
+	uint8_t name = wire_get_u8(r);
+	uint32_t n;
+
+	if (!r->err && (!is_letter(name) || (*seen & letter_bit(name))))
+		reader_reject(r, ERR_INVAL);
+	if (r->err)
+		return;
+	*seen |= letter_bit(name);
+	t->name = (char)name;
+	n = get_count(r, STR_MIN);
+	t->values = reader_alloc(r, n, sizeof(*t->values));
+	t->lens = reader_alloc(r, n, sizeof(*t->lens));
+	if (!t->values || !t->lens)
+		return;
+	t->nvalues = n;
+	for (uint32_t i = 0; i < n && !r->err; i++)
+		t->values[i] = get_str_dup(r, &t->lens[i]);
+}
+
+static struct filter_tag *get_filter_tags(struct wire_reader *r, uint32_t *ntags)
+{
+	uint32_t n = get_count(r, FILTER_TAG_MIN);
+	struct filter_tag *tags;
+	uint64_t seen = 0;
+
+	if (n > FILTER_TAG_LETTERS)
+		reader_reject(r, ERR_INVAL);
+	tags = reader_alloc(r, n, sizeof(*tags));
+	if (!tags)
+		return NULL;
+	*ntags = n;
+	for (uint32_t i = 0; i < n && !r->err; i++)
+		get_filter_tag(r, &tags[i], &seen);
+	return tags;
+}
+
+/* filter.h keeps search as a C string, so a NUL inside it is refused. */
+static char *get_search(struct wire_reader *r)
+{
+	uint32_t len;
+	char *s;
+
+	if (!get_bool(r))
+		return NULL;
+	s = get_str_dup(r, &len);
+	if (s && memchr(s, '\0', len))
+		reader_reject(r, ERR_INVAL);
+	return s;
+}
+
+static void get_filter(struct wire_reader *r, struct filter *f)
+{
+	f->ids = get_keys(r, &f->has_ids, &f->nids);
+	f->authors = get_keys(r, &f->has_authors, &f->nauthors);
+	f->kinds = get_kinds(r, &f->has_kinds, &f->nkinds);
+	f->tags = get_filter_tags(r, &f->ntags);
+	f->since = wire_get_i64(r);
+	f->until = wire_get_i64(r);
+	f->has_limit = get_bool(r);
+	f->limit = wire_get_u32(r);
+	if (!f->has_limit && f->limit)
+		reader_reject(r, ERR_INVAL);
+	f->search = get_search(r);
+}
+
+static struct filter *get_filters(struct wire_reader *r, uint32_t *nfilters)
+{
+	uint32_t n = get_count(r, FILTER_MIN);
+	struct filter *filters = reader_alloc(r, n, sizeof(*filters));
+
+	if (!filters)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		filter_init(&filters[i]);
+	*nfilters = n;
+	for (uint32_t i = 0; i < n && !r->err; i++)
+		get_filter(r, &filters[i]);
+	return filters;
+}
+
+/* ---- SUB_OPEN ---- */
+
+int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struct msg_sub_open *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_SUB_OPEN);
+	put_u64(&w, m->conn_id);
+	put_u32(&w, m->sub_serial);
+	put_view(&w, &m->sub_id);
+	put_u8(&w, m->flags);
+	put_u32(&w, m->nfilters);
+	for (uint32_t i = 0; i < m->nfilters; i++)
+		put_filter(&w, &m->filters[i]);
+	return writer_end(&w);
+}
+
+/* Flags outside enum msg_sub_flags are refused: a new flag is a new version. */
+int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m)
+{
+	struct wire_reader r;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_serial = wire_get_u32(&r);
+	m->sub_id = get_sub_id(&r);
+	m->flags = wire_get_u8(&r);
+	if (m->flags & ~MSG_SUB_HISTORY)
+		reader_reject(&r, ERR_INVAL);
+	m->filters = get_filters(&r, &m->nfilters);
+	err = wire_finish(&r);
+	if (err) {
+		msg_sub_open_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_sub_open_release(struct msg_sub_open *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; m->filters && i < m->nfilters; i++)
+		filter_free(&m->filters[i]);
+	free(m->filters);
+	m->filters = NULL;
+	m->nfilters = 0;
+}
+
+/* ---- QUERY_EVENTS ---- */
+
+int msg_encode_query_events(struct buf *out, const struct msg_header *h,
+			    const struct msg_query_events *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_QUERY_EVENTS);
+	put_u64(&w, m->conn_id);
+	put_u32(&w, m->sub_serial);
+	put_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count; i++)
+		put_view(&w, &m->events[i]);
+	return writer_end(&w);
+}
+
+int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_serial = wire_get_u32(&r);
+	n = get_count(&r, STR_MIN);
+	m->events = reader_alloc(&r, n, sizeof(*m->events));
+	for (uint32_t i = 0; m->events && i < n; i++)
+		m->events[i] = get_view(&r);
+	m->count = m->events ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_query_events_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_query_events_release(struct msg_query_events *m)
+{
+	if (!m)
+		return;
+	free(m->events);
+	m->events = NULL;
+	m->count = 0;
+}
+
+/* ---- QUERY_DONE ---- */
+
+int msg_encode_query_done(struct buf *out, const struct msg_header *h,
+			  const struct msg_query_done *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_QUERY_DONE);
+	put_u64(&w, m->conn_id);
+	put_u32(&w, m->sub_serial);
+	put_u8(&w, m->status);
+	put_view(&w, &m->message);
+	return writer_end(&w);
+}
+
+int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_serial = wire_get_u32(&r);
+	m->status = wire_get_u8(&r);
+	if (m->status != MSG_QUERY_EOSE && m->status != MSG_QUERY_CLOSED)
+		reader_reject(&r, ERR_INVAL);
+	m->message = get_view(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- SUB_CLOSE, CONN_CLOSED ---- */
+
+int msg_encode_sub_close(struct buf *out, const struct msg_header *h, const struct msg_sub_close *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_SUB_CLOSE);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	return writer_end(&w);
+}
+
+int msg_decode_sub_close(const void *body, size_t len, struct msg_sub_close *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_conn_closed(struct buf *out, const struct msg_header *h,
+			   const struct msg_conn_closed *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_CONN_CLOSED);
+	put_u64(&w, m->conn_id);
+	return writer_end(&w);
+}
+
+int msg_decode_conn_closed(const void *body, size_t len, struct msg_conn_closed *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- DELIVER ---- */
+
+int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct msg_deliver *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_DELIVER);
+	put_u64(&w, m->seq);
+	put_view(&w, &m->event_json);
+	put_u32(&w, m->ntargets);
+	for (uint32_t i = 0; i < m->ntargets; i++) {
+		put_u64(&w, m->targets[i].conn_id);
+		put_u32(&w, m->targets[i].sub_serial);
+	}
+	return writer_end(&w);
+}
+
+int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->seq = wire_get_u64(&r);
+	m->event_json = get_view(&r);
+	n = get_count(&r, TARGET_LEN);
+	m->targets = reader_alloc(&r, n, sizeof(*m->targets));
+	for (uint32_t i = 0; m->targets && i < n; i++) {
+		m->targets[i].conn_id = wire_get_u64(&r);
+		m->targets[i].sub_serial = wire_get_u32(&r);
+	}
+	m->ntargets = m->targets ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_deliver_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_deliver_release(struct msg_deliver *m)
+{
+	if (!m)
+		return;
+	free(m->targets);
+	m->targets = NULL;
+	m->ntargets = 0;
+}
+
+/* ---- WORKER_STATS ---- */
+
+int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
+			    const struct msg_worker_stats *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_WORKER_STATS);
+	put_u32(&w, m->pid);
+	put_u64(&w, m->started_at);
+	put_u32(&w, m->connections);
+	put_u32(&w, m->subscriptions);
+	put_u64(&w, m->messages_in);
+	put_u64(&w, m->messages_out);
+	put_u64(&w, m->events_rejected);
+	put_u64(&w, m->deliver_gaps);
+	return writer_end(&w);
+}
+
+int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->pid = wire_get_u32(&r);
+	m->started_at = wire_get_u64(&r);
+	m->connections = wire_get_u32(&r);
+	m->subscriptions = wire_get_u32(&r);
+	m->messages_in = wire_get_u64(&r);
+	m->messages_out = wire_get_u64(&r);
+	m->events_rejected = wire_get_u64(&r);
+	m->deliver_gaps = wire_get_u64(&r);
+	return decode_end(&r, m, sizeof(*m));
+}

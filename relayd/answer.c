@@ -1,0 +1,186 @@
+/* answer.c - stored's replies and deliveries to client frames (see answer.h). */
+#include "answer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "conn.h"
+#include "outq.h"
+#include "relayd.h"
+#include "reply.h"
+#include "send.h"
+
+/* Live events held for one subscription while its history is still coming;
+ * past this the subscription is closed rather than buffering without end. */
+#define ANSWER_HELD_MAX 10000
+
+static void answer_event_result(struct relayd *r, const struct msg_header *h, const void *body,
+				size_t len)
+{
+	struct msg_event_result m;
+	struct pending_event p;
+	struct conn *c;
+	char text[256];
+	size_t n;
+	char *frame;
+
+	if (msg_decode_event_result(body, len, &m))
+		return;
+	c = conn_find(r->conns, m.conn_id);
+	if (!c || conn_pending_take(c, h->request_id, &p)) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.*s", (int)m.message.len, m.message.ptr);
+	frame = reply_ok(m.id, m.accepted, text, &n);
+	if (frame)
+		send_frame(r, c, frame, n, NULL, '\0');
+}
+
+/* The subscription a query reply is for, if it is still waiting for one. */
+static struct sub *answer_querying_sub(struct relayd *r, uint64_t conn_id, uint32_t serial,
+				       struct conn **c)
+{
+	struct sub *s;
+
+	*c = conn_find(r->conns, conn_id);
+	s = *c ? conn_sub_find_serial(*c, serial) : NULL;
+	if (!s || s->live) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return NULL;
+	}
+	return s;
+}
+
+static void answer_query_events(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_query_events m;
+	struct conn *c;
+	struct sub *s;
+
+	if (msg_decode_query_events(body, len, &m))
+		return;
+	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
+	for (uint32_t i = 0; s && i < m.count; i++) {
+		size_t n;
+		char *frame = reply_event(s->id, s->id_len, m.events[i].ptr, m.events[i].len, &n);
+
+		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
+			break;
+	}
+	msg_query_events_release(&m);
+}
+
+static void answer_query_done(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_query_done m;
+	struct conn *c;
+	struct sub *s;
+	size_t n;
+	char *frame, why[256];
+
+	if (msg_decode_query_done(body, len, &m))
+		return;
+	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
+	if (!s)
+		return;
+	if (m.status == MSG_QUERY_EOSE) {
+		frame = reply_eose(s->id, s->id_len, &n);
+		if (frame && send_frame(r, c, frame, n, NULL, '\0') == 0) {
+			s->live = true;
+			outq_splice(&c->out, &s->held);
+			lws_callback_on_writable(c->wsi);
+		}
+		return;
+	}
+	snprintf(why, sizeof(why), "%.*s", (int)m.message.len, m.message.ptr);
+	frame = reply_closed(s->id, s->id_len, why, &n);
+	if (frame)
+		send_frame(r, c, frame, n, NULL, '\0');
+	conn_sub_remove(c, s);
+}
+
+static void answer_hello_ack(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_hello_ack m;
+
+	if (msg_decode_hello_ack(body, len, &m) == 0)
+		log_debug("stored acknowledged hello (boot %016llx)", (unsigned long long)m.boot_id);
+}
+
+void answer_rpc(struct relayd *r, nng_msg *msg)
+{
+	const uint8_t *data = nng_msg_body(msg);
+	size_t len = nng_msg_len(msg);
+	const uint8_t *body = data + MSG_HEADER_LEN;
+	struct msg_header h;
+
+	if (msg_decode_header(data, len, &h)) {
+		log_warnx("undecodable reply from stored dropped");
+		return;
+	}
+	len -= MSG_HEADER_LEN;
+	switch (h.type) {
+	case MSG_EVENT_RESULT: answer_event_result(r, &h, body, len); break;
+	case MSG_QUERY_EVENTS: answer_query_events(r, body, len); break;
+	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
+	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
+	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
+	}
+}
+
+/* Queues one delivery: straight out if live, held back until EOSE if not. */
+static void answer_deliver_one(struct relayd *r, const struct msg_target *t, struct shared *body)
+{
+	struct conn *c = conn_find(r->conns, t->conn_id);
+	struct sub *s = c ? conn_sub_find_serial(c, t->sub_serial) : NULL;
+	size_t n;
+	char *head;
+
+	if (!s) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return;
+	}
+	head = reply_event_head(s->id, s->id_len, &n);
+	if (!head)
+		return;
+	body->refs++;
+	if (s->live) {
+		send_frame(r, c, head, n, body, ']');
+	} else if (s->held.count < ANSWER_HELD_MAX) {
+		outq_push(&s->held, head, n, body, ']');
+	} else {
+		free(head);
+		shared_unref(body);
+	}
+}
+
+static void answer_count_gap(struct relayd *r, uint64_t seq)
+{
+	/* A sequence below the last one means stored restarted and counts anew. */
+	if (r->deliver_seq && seq > r->deliver_seq + 1)
+		atomic_fetch_add(&r->stats.deliver_gaps, seq - r->deliver_seq - 1);
+	r->deliver_seq = seq;
+}
+
+void answer_deliver(struct relayd *r, nng_msg *msg)
+{
+	const uint8_t *data = nng_msg_body(msg);
+	size_t len = nng_msg_len(msg);
+	struct msg_deliver m;
+	struct msg_header h;
+	struct shared *body;
+
+	if (msg_decode_header(data, len, &h) || h.type != MSG_DELIVER ||
+	    msg_decode_deliver(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &m))
+		return;
+	answer_count_gap(r, m.seq);
+	body = shared_new(m.event_json.ptr, m.event_json.len);
+	for (uint32_t i = 0; body && i < m.ntargets; i++)
+		answer_deliver_one(r, &m.targets[i], body);
+	shared_unref(body);
+	msg_deliver_release(&m);
+}

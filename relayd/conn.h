@@ -1,0 +1,93 @@
+/*
+ * conn.h - the service thread's table of websocket connections.
+ *
+ * A connection is named across threads and processes by a conn_id: its slot
+ * in the table in the low 32 bits and the slot's generation in the high 32.
+ * A slot reused by a new connection gets a new generation, so a late reply
+ * for a closed connection finds nothing (conn_find returns NULL) and is
+ * dropped.  Each connection owns its receive buffer, its outgoing queue, its
+ * subscriptions and the events it is waiting for stored to answer.
+ *
+ * Threading: service thread only.
+ */
+#ifndef RELAYD_CONN_H
+#define RELAYD_CONN_H
+
+#include <libwebsockets.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/filter.h"
+#include "outq.h"
+
+struct sub {
+	char id[257];         /* NUL-terminated; id_len bytes */
+	uint32_t id_len;
+	uint32_t serial;      /* this worker's number for it; deliveries echo it */
+	bool live;            /* EOSE sent: deliveries go straight out */
+	struct filter *filters; /* kept to re-register after stored restarts */
+	uint32_t nfilters;
+	struct outq held;     /* deliveries that arrived before EOSE */
+};
+
+struct pending_event {
+	uint32_t request_id;
+	uint8_t id[32];
+	int64_t deadline_ms;
+};
+
+struct conn {
+	uint64_t id;
+	struct lws *wsi;
+	char ip[64];
+	struct buf rx;       /* the message being reassembled from fragments */
+	bool rx_discard;     /* the current message is over the limit */
+	struct outq out;
+	bool closing;
+	struct sub **subs;
+	uint32_t nsubs, subs_cap;
+	struct pending_event *pending;
+	uint32_t npending, pending_cap;
+};
+
+struct conn_table;
+
+struct conn_table *conn_table_new(void);
+/* Frees the table and every connection left in it.  NULL-safe. */
+void conn_table_free(struct conn_table *t);
+
+/* Adds a connection for wsi; NULL without memory. */
+struct conn *conn_open(struct conn_table *t, struct lws *wsi);
+/* Frees c and everything it owns; its id stops resolving. */
+void conn_close(struct conn_table *t, struct conn *c);
+/* The live connection named id, or NULL. */
+struct conn *conn_find(struct conn_table *t, uint64_t id);
+/* The slot part of an id (to pick an ingress thread). */
+uint32_t conn_id_slot(uint64_t id);
+/* Open connections. */
+uint32_t conn_count(const struct conn_table *t);
+/* Calls fn for every open connection; fn may not open or close any. */
+void conn_foreach(struct conn_table *t, void (*fn)(struct conn *c, void *arg), void *arg);
+
+/* Subscriptions of one connection. */
+struct sub *conn_sub_find(struct conn *c, const char *id, size_t len);
+struct sub *conn_sub_find_serial(struct conn *c, uint32_t serial);
+/* Adds a subscription taking filters; NULL (filters freed) without memory. */
+struct sub *conn_sub_add(struct conn *c, const char *id, size_t len, uint32_t serial,
+			 struct filter *filters, uint32_t nfilters);
+/* Removes and frees one subscription. */
+void conn_sub_remove(struct conn *c, struct sub *s);
+/* Subscriptions over all connections. */
+uint32_t conn_sub_total(struct conn_table *t);
+
+/* Pending events (sent to stored, not yet answered). */
+int conn_pending_add(struct conn *c, uint32_t request_id, const uint8_t id[32], int64_t deadline);
+/* Removes the entry for request_id into *out; returns 0 or ERR_NOTFOUND. */
+int conn_pending_take(struct conn *c, uint32_t request_id, struct pending_event *out);
+
+/* A scratch buffer of at least len bytes shared by all writes of the table
+ * (one write at a time on the service thread); NULL without memory. */
+unsigned char *conn_scratch(struct conn_table *t, size_t len);
+
+#endif

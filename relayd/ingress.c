@@ -1,0 +1,223 @@
+/* ingress.c - parsing lanes and verb dispatch (see ingress.h). */
+#include "ingress.h"
+
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/event_sig.h"
+#include "../common/log.h"
+#include "mailbox.h"
+#include "relayd.h"
+#include "reply.h"
+#include "verbs.h"
+
+/* Messages a lane may hold before it refuses more: a client flooding one
+ * lane gets NOTICEs instead of growing the worker's memory. */
+#define INGRESS_LANE_DEPTH 4096
+
+struct ingress_job {
+	struct ingress_job *next;
+	uint64_t conn_id;
+	char *data;
+	size_t len;
+};
+
+struct ingress_lane {
+	struct relayd *r;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct ingress_job *head, *tail;
+	size_t depth;
+	bool stop;
+	struct sig_verifier *verifier;
+};
+
+struct ingress {
+	struct ingress_lane *lanes;
+	uint32_t n;
+};
+
+struct verb_entry {
+	const char *name;
+	void (*handler)(struct verb_ctx *v);
+};
+
+static const struct verb_entry verb_table[] = {
+	{ "EVENT", verb_event },
+	{ "REQ", verb_req },
+	{ "CLOSE", verb_close },
+};
+
+void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len)
+{
+	struct mail *m;
+
+	if (!text)
+		return;
+	m = mail_new(MAIL_TEXT, conn_id);
+	if (!m) {
+		free(text);
+		return;
+	}
+	m->text = text;
+	m->text_len = len;
+	mailbox_post(r->mailbox, m);
+}
+
+void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message)
+{
+	size_t len;
+	char *text = reply_notice(message, &len);
+
+	ingress_send_text(r, conn_id, text, len);
+}
+
+void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
+		    const char *message)
+{
+	size_t len;
+	char *text = reply_closed(sub_id, sub_len, message, &len);
+
+	ingress_send_text(r, conn_id, text, len);
+}
+
+static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job *job)
+{
+	cJSON *msg = cJSON_ParseWithLength(job->data, job->len);
+	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
+	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0 };
+	char why[96];
+
+	if (!cJSON_IsArray(msg)) {
+		ingress_notice(lane->r, job->conn_id,
+			       msg ? "invalid: a message must be a JSON array" : "invalid: not valid JSON");
+	} else if (!cJSON_IsString(verb)) {
+		ingress_notice(lane->r, job->conn_id, "invalid: the first element must be a verb string");
+	} else {
+		v.nargs = cJSON_GetArraySize(msg) - 1;
+		for (size_t i = 0; i < sizeof(verb_table) / sizeof(verb_table[0]); i++) {
+			if (strcmp(verb->valuestring, verb_table[i].name) == 0) {
+				verb_table[i].handler(&v);
+				cJSON_Delete(msg);
+				return;
+			}
+		}
+		snprintf(why, sizeof(why), "invalid: unknown message type '%.40s'", verb->valuestring);
+		ingress_notice(lane->r, job->conn_id, why);
+	}
+	cJSON_Delete(msg);
+}
+
+static struct ingress_job *ingress_next(struct ingress_lane *lane)
+{
+	struct ingress_job *job = NULL;
+
+	pthread_mutex_lock(&lane->lock);
+	while (!lane->head && !lane->stop)
+		pthread_cond_wait(&lane->wake, &lane->lock);
+	if (!lane->stop) {
+		job = lane->head;
+		lane->head = job->next;
+		if (!lane->head)
+			lane->tail = NULL;
+		lane->depth--;
+	}
+	pthread_mutex_unlock(&lane->lock);
+	return job;
+}
+
+static void *ingress_main(void *arg)
+{
+	struct ingress_lane *lane = arg;
+	struct ingress_job *job;
+
+	while ((job = ingress_next(lane))) {
+		ingress_dispatch(lane, job);
+		free(job->data);
+		free(job);
+	}
+	return NULL;
+}
+
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len)
+{
+	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
+	struct ingress_job *job = malloc(sizeof(*job));
+	int rc = 0;
+
+	if (!job) {
+		free(data);
+		return ERR_NOMEM;
+	}
+	*job = (struct ingress_job){ NULL, conn_id, data, len };
+	pthread_mutex_lock(&lane->lock);
+	if (lane->depth >= INGRESS_LANE_DEPTH) {
+		rc = ERR_FULL;
+	} else {
+		if (lane->tail)
+			lane->tail->next = job;
+		else
+			lane->head = job;
+		lane->tail = job;
+		lane->depth++;
+		pthread_cond_signal(&lane->wake);
+	}
+	pthread_mutex_unlock(&lane->lock);
+	if (rc) {
+		free(data);
+		free(job);
+	}
+	return rc;
+}
+
+struct ingress *ingress_start(struct relayd *r)
+{
+	struct ingress *in = calloc(1, sizeof(*in));
+	uint32_t n = r->cfg.verify_threads;
+
+	if (!in || !(in->lanes = calloc(n, sizeof(*in->lanes)))) {
+		free(in);
+		return NULL;
+	}
+	in->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ingress_lane *lane = &in->lanes[i];
+
+		lane->r = r;
+		pthread_mutex_init(&lane->lock, NULL);
+		pthread_cond_init(&lane->wake, NULL);
+		lane->verifier = sig_verifier_new();
+		if (!lane->verifier || pthread_create(&lane->thread, NULL, ingress_main, lane))
+			fatalx("cannot start ingress lane %u", i);
+	}
+	return in;
+}
+
+void ingress_stop(struct ingress *in)
+{
+	if (!in)
+		return;
+	for (uint32_t i = 0; i < in->n; i++) {
+		struct ingress_lane *lane = &in->lanes[i];
+		struct ingress_job *job, *next;
+
+		pthread_mutex_lock(&lane->lock);
+		lane->stop = true;
+		pthread_cond_signal(&lane->wake);
+		pthread_mutex_unlock(&lane->lock);
+		pthread_join(lane->thread, NULL);
+		for (job = lane->head; job; job = next) {
+			next = job->next;
+			free(job->data);
+			free(job);
+		}
+		sig_verifier_free(lane->verifier);
+	}
+	free(in->lanes);
+	free(in);
+}

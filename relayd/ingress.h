@@ -1,0 +1,35 @@
+/*
+ * ingress.h - the threads that turn client text into validated work.
+ *
+ * Each connection is bound to one ingress lane (conn slot % lanes), so its
+ * messages are handled in the order they arrived.  A lane parses the JSON,
+ * dispatches on the verb through a table (verbs.h) and posts the outcome to
+ * the service thread's mailbox; events go to stored from here, so signature
+ * checks and JSON never run on the websocket loop.
+ */
+#ifndef RELAYD_INGRESS_H
+#define RELAYD_INGRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct relayd;
+struct ingress;
+
+/* Starts r->cfg.verify_threads lanes.  Returns NULL on failure. */
+struct ingress *ingress_start(struct relayd *r);
+/* Stops the lanes (dropping queued messages) and frees them.  NULL-safe. */
+void ingress_stop(struct ingress *in);
+/*
+ * Queues one complete client message, taking data (malloc'ed, len bytes).
+ * Returns 0, or ERR_FULL when the lane is saturated (data freed).
+ */
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len);
+
+/* For verb handlers: queue a frame / a NOTICE / a CLOSED for conn_id. */
+void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len);
+void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message);
+void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
+		    const char *message);
+
+#endif

@@ -1,0 +1,131 @@
+/* link.c - the worker's sockets to stored (see link.h). */
+#include "link.h"
+
+#include <nng/nng.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/req.h>
+#include <pthread.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "mailbox.h"
+#include "relayd.h"
+
+uint32_t link_request_id(struct relayd *r)
+{
+	uint32_t id;
+
+	do
+		id = (uint32_t)atomic_fetch_add(&r->next_request_id, 1) & 0x7fffffffu;
+	while (id == 0);
+	return id;
+}
+
+int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	nng_msg *msg;
+	int rv;
+
+	if (!atomic_load(&r->link_up))
+		return ERR_CLOSED;
+	if (nng_msg_alloc(&msg, 0))
+		return ERR_NOMEM;
+	if (nng_msg_header_append_u32(msg, 0x80000000u | request_id) ||
+	    nng_msg_append(msg, data, len)) {
+		nng_msg_free(msg);
+		return ERR_NOMEM;
+	}
+	rv = nng_sendmsg(r->rpc, msg, NNG_FLAG_NONBLOCK);
+	if (rv) {
+		nng_msg_free(msg);
+		return rv == NNG_EAGAIN ? ERR_CLOSED : ERR_NNG;
+	}
+	return 0;
+}
+
+static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
+{
+	nng_msg *msg;
+	struct mail *m;
+
+	while (nng_recvmsg(sock, &msg, 0) == 0) {
+		m = mail_new(kind, 0);
+		if (!m) {
+			nng_msg_free(msg);
+			continue;
+		}
+		nng_msg_header_clear(msg);
+		m->msg = msg;
+		mailbox_post(r->mailbox, m);
+	}
+}
+
+static void *link_rpc_main(void *arg)
+{
+	struct relayd *r = arg;
+
+	link_receive(r, r->rpc, MAIL_RPC);
+	return NULL;
+}
+
+static void *link_sub_main(void *arg)
+{
+	struct relayd *r = arg;
+
+	link_receive(r, r->sub, MAIL_DELIVER);
+	return NULL;
+}
+
+static void link_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct relayd *r = arg;
+	struct mail *m = mail_new(ev == NNG_PIPE_EV_ADD_POST ? MAIL_LINK_UP : MAIL_LINK_DOWN, 0);
+
+	atomic_store(&r->link_up, ev == NNG_PIPE_EV_ADD_POST);
+	if (m)
+		mailbox_post(r->mailbox, m);
+}
+
+static int link_dial(nng_socket sock, const struct config *cfg, const char *name)
+{
+	char url[256];
+
+	config_socket_url(cfg, name, url, sizeof(url));
+	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
+	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 1000);
+	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
+	return nng_dial(sock, url, NULL, NNG_FLAG_NONBLOCK) ? ERR_NNG : 0;
+}
+
+int link_open(struct relayd *r)
+{
+	uint8_t topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, (uint8_t)(r->instance >> 8),
+					 (uint8_t)r->instance };
+	size_t max = (size_t)r->cfg.max_message_bytes * 2 + 1048576;
+
+	if (nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
+		return ERR_NNG;
+	nng_socket_set_size(r->rpc, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_size(r->sub, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF, 8192);
+	nng_socket_set_int(r->rpc, NNG_OPT_RECVBUF, 1024);
+	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
+	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
+	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_pipe_event, r);
+	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_pipe_event, r);
+	if (link_dial(r->rpc, &r->cfg, "stored-rpc.ipc") || link_dial(r->sub, &r->cfg, "stored-pub.ipc"))
+		return ERR_NNG;
+	if (pthread_create(&r->link_threads[0], NULL, link_rpc_main, r) ||
+	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))
+		return ERR_NNG;
+	return 0;
+}
+
+void link_close(struct relayd *r)
+{
+	nng_close(r->rpc);
+	nng_close(r->sub);
+	pthread_join(r->link_threads[0], NULL);
+	pthread_join(r->link_threads[1], NULL);
+}

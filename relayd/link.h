@@ -1,0 +1,36 @@
+/*
+ * link.h - a worker's two sockets to stored.
+ *
+ * rpc (raw REQ, dials stored-rpc.ipc): every request carries our own
+ * request id, both in the nng header (so raw REP can route the reply) and
+ * in the message header.  Raw mode means nng never re-sends a request on
+ * its own: a request lost with a dying stored is answered by our timeout.
+ * sub (SUB, dials stored-pub.ipc) receives this worker's DELIVER messages
+ * only (topic: version, type, worker).  Both dial in the background and
+ * redial forever, so stored may start after the workers or restart.
+ * Receive threads post what arrives to the mailbox; pipe events post
+ * MAIL_LINK_UP / MAIL_LINK_DOWN.
+ */
+#ifndef RELAYD_LINK_H
+#define RELAYD_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct relayd;
+
+/* Opens and dials both sockets and starts the receive threads.  Returns 0 or
+ * ERR_NNG. */
+int link_open(struct relayd *r);
+/* Closes both sockets and joins the receive threads. */
+void link_close(struct relayd *r);
+/* A fresh request id (31 bits, never 0). */
+uint32_t link_request_id(struct relayd *r);
+/*
+ * Sends one encoded request (header included) with request_id.  Never
+ * blocks.  Returns 0, or ERR_CLOSED (no stored) / ERR_NNG / ERR_NOMEM.
+ * Thread-safe.
+ */
+int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,92 @@
+/* mailbox.c - MPSC list to the service thread (see mailbox.h). */
+#include "mailbox.h"
+
+#include <libwebsockets.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+struct mailbox {
+	pthread_mutex_t lock;
+	struct mail *head, *tail;
+	struct lws_context *lws;
+};
+
+struct mailbox *mailbox_new(struct lws_context *lws)
+{
+	struct mailbox *mb = calloc(1, sizeof(*mb));
+
+	if (!mb)
+		return NULL;
+	pthread_mutex_init(&mb->lock, NULL);
+	mb->lws = lws;
+	return mb;
+}
+
+void mail_free(struct mail *m)
+{
+	if (!m)
+		return;
+	free(m->text);
+	if (m->filters) {
+		for (uint32_t i = 0; i < m->nfilters; i++)
+			filter_free(&m->filters[i]);
+		free(m->filters);
+	}
+	if (m->msg)
+		nng_msg_free(m->msg);
+	free(m);
+}
+
+void mailbox_free(struct mailbox *mb)
+{
+	struct mail *m, *next;
+
+	if (!mb)
+		return;
+	for (m = mb->head; m; m = next) {
+		next = m->next;
+		mail_free(m);
+	}
+	pthread_mutex_destroy(&mb->lock);
+	free(mb);
+}
+
+struct mail *mail_new(enum mail_kind kind, uint64_t conn_id)
+{
+	struct mail *m = calloc(1, sizeof(*m));
+
+	if (m) {
+		m->kind = kind;
+		m->conn_id = conn_id;
+	}
+	return m;
+}
+
+void mailbox_post(struct mailbox *mb, struct mail *m)
+{
+	int was_empty;
+
+	m->next = NULL;
+	pthread_mutex_lock(&mb->lock);
+	was_empty = mb->head == NULL;
+	if (mb->tail)
+		mb->tail->next = m;
+	else
+		mb->head = m;
+	mb->tail = m;
+	pthread_mutex_unlock(&mb->lock);
+	/* One wake-up per batch: the loop drains everything it finds. */
+	if (was_empty)
+		lws_cancel_service(mb->lws);
+}
+
+struct mail *mailbox_drain(struct mailbox *mb)
+{
+	struct mail *list;
+
+	pthread_mutex_lock(&mb->lock);
+	list = mb->head;
+	mb->head = mb->tail = NULL;
+	pthread_mutex_unlock(&mb->lock);
+	return list;
+}

@@ -1,0 +1,148 @@
+/*
+ * main.c - relayd: one websocket worker.
+ *
+ * Usage: relayd [-c CONFIG] [-i N]   (N: this worker's id, 1 by default)
+ * Several workers share the port (SO_REUSEPORT) and all talk to one stored.
+ * Signals are taken by a dedicated thread with sigwait(); it sets the stop
+ * flag and wakes the service loop, which then shuts down in order.
+ */
+#include <libwebsockets.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/config.h"
+#include "../common/log.h"
+#include "conn.h"
+#include "ingress.h"
+#include "link.h"
+#include "mailbox.h"
+#include "nip11.h"
+#include "relayd.h"
+#include "service.h"
+#include "ws.h"
+
+static void relayd_usage(void)
+{
+	fprintf(stderr, "usage: relayd [-c CONFIG] [-i INSTANCE]\n");
+	exit(2);
+}
+
+static void relayd_args(int argc, char **argv, const char **config, int *instance)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			*config = argv[++i];
+		else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc)
+			*instance = atoi(argv[++i]);
+		else
+			relayd_usage();
+	}
+	if (*instance < 1 || *instance > 255) {
+		fprintf(stderr, "relayd: the instance must be 1 to 255\n");
+		exit(2);
+	}
+}
+
+static void relayd_tick(lws_sorted_usec_list_t *sul)
+{
+	struct relayd *r = lws_container_of(sul, struct relayd, tick);
+
+	service_tick(r);
+	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+}
+
+static void *relayd_signals(void *arg)
+{
+	struct relayd *r = arg;
+	sigset_t set;
+	int sig = 0;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	while (sigwait(&set, &sig) == 0) {
+		if (sig == SIGHUP) {
+			log_info("SIGHUP: reload is not supported yet; restart to apply changes");
+			continue;
+		}
+		r->stopping = 1;
+		lws_cancel_service(r->lws);
+		break;
+	}
+	return NULL;
+}
+
+static void relayd_init(struct relayd *r, const char *config, int instance)
+{
+	char err[512];
+
+	if (config_load(config, &r->cfg, err, sizeof(err)))
+		fatalx("config: %s", err);
+	r->instance = instance;
+	log_init("relayd", instance, (enum log_level)log_level_parse(r->cfg.log_level));
+	lws_set_log_level(LLL_ERR, NULL);
+	if (getrandom(&r->boot_id, sizeof(r->boot_id), 0) != sizeof(r->boot_id))
+		r->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	r->started_at = (uint64_t)time(NULL);
+	if (nip11_build(r))
+		fatalx("the NIP-11 document does not fit; shorten relay_description");
+	r->conns = conn_table_new();
+	if (!r->conns)
+		fatalx("out of memory");
+}
+
+static void relayd_start(struct relayd *r)
+{
+	r->lws = ws_create(r);
+	if (!r->lws)
+		fatalx("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+	r->mailbox = mailbox_new(r->lws);
+	r->ingress = r->mailbox ? ingress_start(r) : NULL;
+	if (!r->ingress)
+		fatalx("cannot start the ingress threads");
+	if (link_open(r))
+		fatalx("cannot open the sockets to stored in %s", r->cfg.run_dir);
+	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+	log_info("listening on %s:%u", r->cfg.bind, r->cfg.port);
+}
+
+int main(int argc, char **argv)
+{
+	static struct relayd r;
+	const char *config = NULL;
+	int instance = 1;
+	pthread_t signals;
+	sigset_t set;
+
+	relayd_args(argc, argv, &config, &instance);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	relayd_init(&r, config, instance);
+	relayd_start(&r);
+	if (pthread_create(&signals, NULL, relayd_signals, &r))
+		fatalx("cannot start the signal thread");
+	while (!r.stopping)
+		if (lws_service(r.lws, 0) < 0)
+			break;
+	/* Stop the producers of mail before the loop they wake goes away; stored
+	 * drops this worker's subscriptions when its pipe closes. */
+	ingress_stop(r.ingress);
+	link_close(&r);
+	lws_context_destroy(r.lws);
+	mailbox_free(r.mailbox);
+	conn_table_free(r.conns);
+	pthread_join(signals, NULL);
+	log_info("stopped");
+	return 0;
+}

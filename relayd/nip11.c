@@ -1,0 +1,126 @@
+/* nip11.c - relay information document over HTTP (see nip11.h). */
+#include "nip11.h"
+
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "relayd.h"
+
+#define NIP11_SOFTWARE "crelay"
+#define NIP11_VERSION "0.1.0"
+
+static const char nip11_text_page[] =
+	"This is a Nostr relay. Connect with a Nostr client over websocket.\n";
+
+static void nip11_add_optional(cJSON *doc, const char *name, const char *value)
+{
+	if (value[0])
+		cJSON_AddStringToObject(doc, name, value);
+}
+
+static cJSON *nip11_limitation(const struct config *cfg)
+{
+	cJSON *lim = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(lim, "max_message_length", cfg->max_message_bytes);
+	cJSON_AddNumberToObject(lim, "max_subscriptions", cfg->max_subscriptions);
+	cJSON_AddNumberToObject(lim, "max_filters", cfg->max_filters);
+	cJSON_AddNumberToObject(lim, "max_limit", cfg->max_limit);
+	cJSON_AddNumberToObject(lim, "default_limit", cfg->max_limit);
+	cJSON_AddNumberToObject(lim, "max_subid_length", cfg->max_subid_length);
+	cJSON_AddNumberToObject(lim, "max_event_tags", cfg->max_event_tags);
+	cJSON_AddNumberToObject(lim, "max_content_length", cfg->max_content_bytes);
+	if (cfg->created_at_max_past)
+		cJSON_AddNumberToObject(lim, "created_at_lower_limit", (double)cfg->created_at_max_past);
+	if (cfg->created_at_max_future)
+		cJSON_AddNumberToObject(lim, "created_at_upper_limit", (double)cfg->created_at_max_future);
+	cJSON_AddBoolToObject(lim, "auth_required", 0);
+	cJSON_AddBoolToObject(lim, "payment_required", 0);
+	cJSON_AddBoolToObject(lim, "restricted_writes", 0);
+	return lim;
+}
+
+int nip11_build(struct relayd *r)
+{
+	static const int nips[] = { 1, 11 };
+	cJSON *doc = cJSON_CreateObject();
+	char *text;
+	int rc = 0;
+
+	cJSON_AddStringToObject(doc, "name", r->cfg.relay_name);
+	cJSON_AddStringToObject(doc, "description", r->cfg.relay_description);
+	nip11_add_optional(doc, "pubkey", r->cfg.relay_pubkey);
+	nip11_add_optional(doc, "contact", r->cfg.relay_contact);
+	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);
+	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
+	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, 2));
+	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(&r->cfg));
+	text = cJSON_PrintUnformatted(doc);
+	cJSON_Delete(doc);
+	if (!text || strlen(text) >= sizeof(r->nip11))
+		rc = ERR_TOOBIG;
+	else
+		r->nip11_len = (size_t)snprintf(r->nip11, sizeof(r->nip11), "%s", text);
+	free(text);
+	return rc;
+}
+
+static int nip11_wants_document(struct lws *wsi)
+{
+	char accept[256];
+
+	if (lws_hdr_copy(wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT) <= 0)
+		return 0;
+	return strstr(accept, "application/nostr+json") != NULL;
+}
+
+static int nip11_cors(struct lws *wsi, unsigned char **p, unsigned char *end)
+{
+	return lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
+					   (const unsigned char *)"*", 1, p, end) ||
+	       lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-headers:",
+					   (const unsigned char *)"*", 1, p, end) ||
+	       lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-methods:",
+					   (const unsigned char *)"GET, POST, OPTIONS", 18, p, end);
+}
+
+int nip11_on_http(struct relayd *r, struct lws *wsi, struct nip11_session *s)
+{
+	unsigned char headers[LWS_PRE + 1024], *start = headers + LWS_PRE, *p = start;
+	unsigned char *end = headers + sizeof(headers) - 1;
+	int preflight = lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) > 0;
+	const char *type = "text/plain";
+
+	s->body = nip11_text_page;
+	s->body_len = sizeof(nip11_text_page) - 1;
+	if (nip11_wants_document(wsi) || preflight) {
+		s->body = r->nip11;
+		s->body_len = r->nip11_len;
+		type = "application/nostr+json";
+	}
+	if (preflight)
+		s->body_len = 0;
+	if (lws_add_http_common_headers(wsi, preflight ? HTTP_STATUS_NO_CONTENT : HTTP_STATUS_OK,
+					type, s->body_len, &p, end) ||
+	    nip11_cors(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
+		return 1;
+	if (s->body_len == 0)
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+int nip11_on_writable(struct lws *wsi, struct nip11_session *s)
+{
+	unsigned char out[LWS_PRE + 4096];
+	size_t len = s->body_len < 4096 ? s->body_len : 4096;
+
+	if (!s->body)
+		return 0;
+	memcpy(out + LWS_PRE, s->body, len);
+	if (lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL) != (int)len)
+		return 1;
+	s->body = NULL;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}

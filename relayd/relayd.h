@@ -1,0 +1,63 @@
+/*
+ * relayd.h - a worker process's context, shared by its modules.
+ *
+ * Threads of a worker:
+ *   service  the libwebsockets loop (main thread).  It alone touches
+ *            connections, their queues and their subscriptions (conn.c).
+ *   ingress  verify_threads threads (ingress.c).  Each connection is bound to
+ *            one of them (conn slot % n), so a client's messages keep their
+ *            order.  They parse JSON, validate and verify events and filters,
+ *            and send events to stored themselves.
+ *   link     two receive threads for stored's replies and deliveries (link.c).
+ * Everything bound for the service thread goes through the mailbox.
+ * main.c owns the one struct relayd.
+ */
+#ifndef RELAYD_RELAYD_H
+#define RELAYD_RELAYD_H
+
+#include <libwebsockets.h>
+#include <nng/nng.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/config.h"
+
+struct mailbox;
+struct conn_table;
+struct ingress;
+
+struct relayd_stats {
+	atomic_uint_fast64_t messages_in;
+	atomic_uint_fast64_t messages_out;
+	atomic_uint_fast64_t events_rejected;
+	atomic_uint_fast64_t deliver_gaps;
+	atomic_uint_fast64_t stale_replies; /* replies for connections already gone */
+};
+
+struct relayd {
+	struct config cfg;
+	int instance;          /* the worker id, -i N */
+	uint64_t boot_id;
+	uint64_t started_at;
+	struct lws_context *lws;
+	struct mailbox *mailbox;
+	struct conn_table *conns;   /* service thread only */
+	struct ingress *ingress;
+	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
+	nng_socket sub;             /* SUB to stored-pub.ipc */
+	pthread_t link_threads[2];  /* receive threads of rpc and sub */
+	atomic_uint_fast32_t next_request_id;
+	atomic_bool link_up;        /* a pipe to stored exists */
+	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
+	uint32_t next_sub_serial;   /* service thread */
+	lws_sorted_usec_list_t tick; /* the once-a-second timer */
+	char nip11[4096];           /* the NIP-11 document, built once */
+	size_t nip11_len;
+	struct relayd_stats stats;
+	volatile sig_atomic_t stopping;
+};
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * send.h - queueing frames to a client and writing them (service thread).
+ *
+ * send_frame() only queues and asks libwebsockets for a WRITEABLE callback;
+ * send_writable() writes exactly one queued frame per callback.  A client
+ * whose queue passes max_outbound_bytes is told with a NOTICE-less close
+ * (it is not reading, so a NOTICE would only queue behind the rest).
+ */
+#ifndef RELAYD_SEND_H
+#define RELAYD_SEND_H
+
+#include <stddef.h>
+
+struct relayd;
+struct conn;
+struct shared;
+
+/* Queues head (owned) + body (a reference given up, or NULL) + tail ('\0'
+ * for none) to c.  Returns 0, or ERR_FULL when c was over its cap and is
+ * being closed, or ERR_NOMEM. */
+int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
+	       struct shared *body, char tail);
+/* Writes one queued frame.  Returns -1 when lws should close the connection. */
+int send_writable(struct relayd *r, struct conn *c);
+
+#endif

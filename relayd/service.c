@@ -1,0 +1,276 @@
+/* service.c - the service thread's mail handlers and timers (see service.h). */
+#include "service.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "answer.h"
+#include "conn.h"
+#include "link.h"
+#include "mailbox.h"
+#include "relayd.h"
+#include "reply.h"
+#include "send.h"
+
+int64_t service_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Encodes and sends one request built by encode(); returns link_send's result. */
+static int service_request(struct relayd *r, struct buf *out, uint32_t request_id)
+{
+	int rc = link_send(r, request_id, out->data, out->len);
+
+	buf_free(out);
+	return rc;
+}
+
+static void service_closed(struct relayd *r, struct conn *c, const char *sub, size_t len,
+			   const char *why)
+{
+	size_t n;
+	char *text = reply_closed(sub, len, why, &n);
+
+	if (text)
+		send_frame(r, c, text, n, NULL, '\0');
+}
+
+static void service_ok(struct relayd *r, struct conn *c, const uint8_t id[32], const char *why)
+{
+	size_t n;
+	char *text = reply_ok(id, false, why, &n);
+
+	if (text)
+		send_frame(r, c, text, n, NULL, '\0');
+}
+
+int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, bool history)
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_SUB_OPEN, (uint16_t)r->instance, request_id };
+	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
+				  history ? MSG_SUB_HISTORY : 0, s->nfilters, s->filters };
+	struct buf out = BUF_INIT;
+
+	if (msg_encode_sub_open(&out, &h, &m)) {
+		buf_free(&out);
+		return -1;
+	}
+	return service_request(r, &out, request_id);
+}
+
+static void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_SUB_CLOSE, (uint16_t)r->instance, request_id };
+	struct msg_sub_close m = { c->id, { s->id, s->id_len } };
+	struct buf out = BUF_INIT;
+
+	if (msg_encode_sub_close(&out, &h, &m) == 0)
+		service_request(r, &out, request_id);
+	else
+		buf_free(&out);
+}
+
+static void mail_text(struct relayd *r, struct conn *c, struct mail *m)
+{
+	send_frame(r, c, m->text, m->text_len, NULL, '\0');
+	m->text = NULL;
+}
+
+static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
+{
+	struct sub *old = conn_sub_find(c, m->sub_id, m->sub_id_len);
+	struct sub *s;
+	char why[96];
+
+	if (!old && c->nsubs >= r->cfg.max_subscriptions) {
+		snprintf(why, sizeof(why), "blocked: too many open subscriptions (max %u)",
+			 r->cfg.max_subscriptions);
+		service_closed(r, c, m->sub_id, m->sub_id_len, why);
+		return;
+	}
+	if (old)
+		conn_sub_remove(c, old); /* stored replaces it by name */
+	s = conn_sub_add(c, m->sub_id, m->sub_id_len, ++r->next_sub_serial, m->filters, m->nfilters);
+	m->filters = NULL;
+	m->nfilters = 0;
+	if (!s) {
+		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
+		return;
+	}
+	if (service_sub_register(r, c, s, true)) {
+		service_closed(r, c, m->sub_id, m->sub_id_len,
+			       "error: storage is unavailable, retry shortly");
+		conn_sub_remove(c, s);
+	}
+}
+
+static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
+{
+	struct sub *s = conn_sub_find(c, m->sub_id, m->sub_id_len);
+
+	if (!s)
+		return;
+	service_sub_close_remote(r, c, s);
+	conn_sub_remove(c, s);
+}
+
+static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
+{
+	int64_t deadline = service_now_ms() + r->cfg.store_timeout_ms;
+
+	if (conn_pending_add(c, m->request_id, m->event_id, deadline))
+		service_ok(r, c, m->event_id, "error: out of memory");
+}
+
+static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
+{
+	struct pending_event p;
+
+	if (conn_pending_take(c, m->request_id, &p) == 0)
+		service_ok(r, c, p.id, "error: storage is unavailable, retry shortly");
+}
+
+static void service_hello(struct relayd *r)
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_HELLO, (uint16_t)r->instance, request_id };
+	struct msg_hello m = { (uint32_t)getpid(), r->boot_id };
+	struct buf out = BUF_INIT;
+
+	if (msg_encode_hello(&out, &h, &m) == 0)
+		service_request(r, &out, request_id);
+	else
+		buf_free(&out);
+}
+
+static void service_restore_conn(struct conn *c, void *arg)
+{
+	struct relayd *r = arg;
+
+	for (uint32_t i = 0; i < c->nsubs; i++)
+		service_sub_register(r, c, c->subs[i], !c->subs[i]->live);
+}
+
+static void mail_link_up(struct relayd *r)
+{
+	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
+	r->deliver_seq = 0;
+	service_hello(r);
+	conn_foreach(r->conns, service_restore_conn, r);
+}
+
+static void service_fail_pending(struct conn *c, void *arg)
+{
+	struct relayd *r = arg;
+
+	for (uint32_t i = 0; i < c->npending; i++)
+		service_ok(r, c, c->pending[i].id, "error: storage restarted before answering, retry");
+	c->npending = 0;
+}
+
+static void mail_link_down(struct relayd *r)
+{
+	log_warnx("lost the connection to stored; waiting for it to return");
+	conn_foreach(r->conns, service_fail_pending, r);
+}
+
+typedef void (*conn_mail_fn)(struct relayd *r, struct conn *c, struct mail *m);
+
+static const conn_mail_fn conn_mail_handlers[] = {
+	[MAIL_TEXT] = mail_text,
+	[MAIL_SUB_OPEN] = mail_sub_open,
+	[MAIL_SUB_CLOSE] = mail_sub_close,
+	[MAIL_EVENT_PENDING] = mail_event_pending,
+	[MAIL_EVENT_FAILED] = mail_event_failed,
+};
+
+static void service_handle(struct relayd *r, struct mail *m)
+{
+	struct conn *c;
+
+	switch (m->kind) {
+	case MAIL_RPC: answer_rpc(r, m->msg); return;
+	case MAIL_DELIVER: answer_deliver(r, m->msg); return;
+	case MAIL_LINK_UP: mail_link_up(r); return;
+	case MAIL_LINK_DOWN: mail_link_down(r); return;
+	default: break;
+	}
+	c = conn_find(r->conns, m->conn_id);
+	if (!c) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return;
+	}
+	conn_mail_handlers[m->kind](r, c, m);
+}
+
+void service_drain(struct relayd *r)
+{
+	struct mail *m = mailbox_drain(r->mailbox), *next;
+
+	for (; m; m = next) {
+		next = m->next;
+		service_handle(r, m);
+		mail_free(m);
+	}
+}
+
+static void service_expire(struct conn *c, void *arg)
+{
+	struct relayd *r = arg;
+	int64_t now = service_now_ms();
+
+	while (c->npending && c->pending[0].deadline_ms <= now) {
+		struct pending_event p;
+
+		conn_pending_take(c, c->pending[0].request_id, &p);
+		service_ok(r, c, p.id, "error: storage did not answer in time, retry");
+	}
+}
+
+static void service_report(struct relayd *r)
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_WORKER_STATS, (uint16_t)r->instance, request_id };
+	struct msg_worker_stats m = {
+		(uint32_t)getpid(), r->started_at, conn_count(r->conns), conn_sub_total(r->conns),
+		atomic_load(&r->stats.messages_in), atomic_load(&r->stats.messages_out),
+		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps)
+	};
+	struct buf out = BUF_INIT;
+
+	if (msg_encode_worker_stats(&out, &h, &m) == 0)
+		service_request(r, &out, request_id);
+	else
+		buf_free(&out);
+}
+
+void service_tick(struct relayd *r)
+{
+	conn_foreach(r->conns, service_expire, r);
+	service_report(r);
+}
+
+void service_conn_gone(struct relayd *r, struct conn *c)
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_CONN_CLOSED, (uint16_t)r->instance, request_id };
+	struct msg_conn_closed m = { c->id };
+	struct buf out = BUF_INIT;
+
+	if (c->nsubs && msg_encode_conn_closed(&out, &h, &m) == 0)
+		service_request(r, &out, request_id);
+	else
+		buf_free(&out);
+	conn_close(r->conns, c);
+}

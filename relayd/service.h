@@ -1,0 +1,34 @@
+/*
+ * service.h - what the service thread does besides websocket I/O.
+ *
+ * service_drain() handles every mail posted since the last call: frames to
+ * queue, subscriptions to open or close (with the per-connection limit),
+ * events waiting for stored, stored's replies and deliveries (answer.h),
+ * and the link to stored coming and going.  When stored comes back, every
+ * live subscription is registered again, so clients keep receiving without
+ * doing anything.
+ */
+#ifndef RELAYD_SERVICE_H
+#define RELAYD_SERVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct relayd;
+struct conn;
+struct sub;
+
+/* Handles all mail queued so far. */
+void service_drain(struct relayd *r);
+/* Once a second: answers events stored did not answer in time, and sends
+ * this worker's counters to stored. */
+void service_tick(struct relayd *r);
+/* A connection closed: tell stored and forget it. */
+void service_conn_gone(struct relayd *r, struct conn *c);
+/* Sends SUB_OPEN for sub (with its history when history is true).
+ * Returns 0 or an error from link_send. */
+int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, bool history);
+/* Milliseconds on a monotonic clock. */
+int64_t service_now_ms(void);
+
+#endif

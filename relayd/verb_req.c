@@ -1,0 +1,133 @@
+/*
+ * verb_req.c - ["REQ", <sub id>, <filter>...] and ["CLOSE", <sub id>].
+ *
+ * Everything that needs only the message is checked here (sub id, number
+ * of filters, each filter); a bad REQ is answered CLOSED with a NIP-01
+ * prefix.  Per-connection limits (how many subscriptions are open) need the
+ * connection, so the service thread checks them (service.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/filter.h"
+#include "ingress.h"
+#include "mailbox.h"
+#include "relayd.h"
+#include "verbs.h"
+
+/* Characters (UTF-8 code points) in s: NIP-01 limits sub ids in characters. */
+static size_t verb_utf8_length(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* Checks the sub id; on failure answers and returns NULL. */
+static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
+{
+	const cJSON *sub = cJSON_GetArrayItem(v->msg, 1);
+	size_t chars;
+	char why[96];
+
+	if (!cJSON_IsString(sub)) {
+		ingress_notice(v->r, v->conn_id, "invalid: the subscription id must be a string");
+		return NULL;
+	}
+	*len = strlen(sub->valuestring);
+	chars = verb_utf8_length(sub->valuestring, *len);
+	if (chars == 0 || chars > v->r->cfg.max_subid_length) {
+		snprintf(why, sizeof(why), "invalid: the subscription id must have 1 to %u characters",
+			 v->r->cfg.max_subid_length);
+		ingress_closed(v->r, v->conn_id, sub->valuestring, *len, why);
+		return NULL;
+	}
+	return sub->valuestring;
+}
+
+static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t sub_len,
+				   uint32_t n)
+{
+	struct filter_limits lim = { v->r->cfg.max_filter_values, v->r->cfg.max_limit };
+	struct filter *filters = calloc(n, sizeof(*filters));
+	char why[160];
+
+	if (!filters) {
+		ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const cJSON *obj = cJSON_GetArrayItem(v->msg, (int)i + 2);
+		int rc = cJSON_IsObject(obj) ? filter_parse(obj, &lim, &filters[i], why, sizeof(why))
+					     : (snprintf(why, sizeof(why), "invalid: a filter must be a JSON object"), -1);
+
+		if (rc) {
+			ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+			for (uint32_t j = 0; j < i; j++)
+				filter_free(&filters[j]);
+			free(filters);
+			return NULL;
+		}
+	}
+	return filters;
+}
+
+void verb_req(struct verb_ctx *v)
+{
+	size_t sub_len;
+	const char *sub = verb_sub_id(v, &sub_len);
+	uint32_t n = v->nargs > 1 ? (uint32_t)(v->nargs - 1) : 0;
+	struct filter *filters;
+	struct mail *m;
+	char why[96];
+
+	if (!sub)
+		return;
+	if (n == 0 || n > v->r->cfg.max_filters) {
+		snprintf(why, sizeof(why), "invalid: a REQ takes 1 to %u filters", v->r->cfg.max_filters);
+		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+		return;
+	}
+	filters = verb_filters(v, sub, sub_len, n);
+	if (!filters)
+		return;
+	m = mail_new(MAIL_SUB_OPEN, v->conn_id);
+	if (!m || sub_len >= sizeof(m->sub_id)) {
+		ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+		mail_free(m);
+		for (uint32_t i = 0; i < n; i++)
+			filter_free(&filters[i]);
+		free(filters);
+		return;
+	}
+	memcpy(m->sub_id, sub, sub_len);
+	m->sub_id_len = (uint32_t)sub_len;
+	m->filters = filters;
+	m->nfilters = n;
+	mailbox_post(v->r->mailbox, m);
+}
+
+void verb_close(struct verb_ctx *v)
+{
+	const cJSON *sub = cJSON_GetArrayItem(v->msg, 1);
+	struct mail *m;
+	size_t len;
+
+	if (v->nargs != 1 || !cJSON_IsString(sub)) {
+		ingress_notice(v->r, v->conn_id, "invalid: CLOSE takes one subscription id string");
+		return;
+	}
+	len = strlen(sub->valuestring);
+	m = mail_new(MAIL_SUB_CLOSE, v->conn_id);
+	if (!m || len >= sizeof(m->sub_id)) {
+		mail_free(m);
+		return;
+	}
+	memcpy(m->sub_id, sub->valuestring, len);
+	m->sub_id_len = (uint32_t)len;
+	mailbox_post(v->r->mailbox, m);
+}

@@ -1,0 +1,29 @@
+/*
+ * verbs.h - handlers for the client verbs of NIP-01, run on ingress lanes.
+ *
+ * Each handler gets the parsed message (a JSON array whose first element is
+ * the verb) and answers through the mailbox: a protocol reply for a client
+ * mistake, or work for the service thread / stored.
+ */
+#ifndef RELAYD_VERBS_H
+#define RELAYD_VERBS_H
+
+#include <cjson/cJSON.h>
+#include <stdint.h>
+
+struct relayd;
+struct sig_verifier;
+
+struct verb_ctx {
+	struct relayd *r;
+	struct sig_verifier *verifier; /* the lane's own */
+	uint64_t conn_id;
+	const cJSON *msg;              /* the whole array */
+	int nargs;                     /* elements after the verb */
+};
+
+void verb_event(struct verb_ctx *v);
+void verb_req(struct verb_ctx *v);
+void verb_close(struct verb_ctx *v);
+
+#endif

@@ -1,0 +1,161 @@
+/* ws.c - libwebsockets context and callback router (see ws.h). */
+#include "ws.h"
+
+#include <libwebsockets.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "conn.h"
+#include "ingress.h"
+#include "nip11.h"
+#include "relayd.h"
+#include "reply.h"
+#include "send.h"
+#include "service.h"
+
+/* lws's per-session storage: a websocket's conn id, or HTTP state. */
+struct ws_session {
+	uint64_t conn_id;
+	struct nip11_session http;
+};
+
+static void ws_notice(struct relayd *r, struct conn *c, const char *message)
+{
+	size_t n;
+	char *text = reply_notice(message, &n);
+
+	if (text)
+		send_frame(r, c, text, n, NULL, '\0');
+}
+
+static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
+{
+	struct conn *c = conn_open(r->conns, wsi);
+
+	if (!c)
+		return -1;
+	lws_get_peer_simple(wsi, c->ip, sizeof(c->ip));
+	pss->conn_id = c->id;
+	return 0;
+}
+
+/* A whole message has arrived in c->rx: hand it to the connection's lane. */
+static void ws_on_message(struct relayd *r, struct conn *c)
+{
+	size_t len = c->rx.len;
+	char *data = buf_take(&c->rx);
+
+	atomic_fetch_add(&r->stats.messages_in, 1);
+	if (ingress_submit(r->ingress, c->id, data, len))
+		ws_notice(r, c, "rate-limited: too many messages in flight, slow down");
+}
+
+static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *pss,
+			 const void *in, size_t len)
+{
+	struct conn *c = conn_find(r->conns, pss->conn_id);
+
+	if (!c)
+		return -1;
+	if (!c->rx_discard && c->rx.len + len > r->cfg.max_message_bytes) {
+		c->rx_discard = true;
+		buf_free(&c->rx);
+	}
+	if (!c->rx_discard && buf_append(&c->rx, in, len))
+		return -1;
+	if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
+		return 0;
+	if (c->rx_discard) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "invalid: message too large (max %u bytes)",
+			 r->cfg.max_message_bytes);
+		ws_notice(r, c, why);
+		c->rx_discard = false;
+	} else if (lws_frame_is_binary(wsi)) {
+		ws_notice(r, c, "invalid: binary messages are not supported; send JSON text");
+		buf_reset(&c->rx);
+	} else {
+		ws_on_message(r, c);
+	}
+	return 0;
+}
+
+static int ws_on_writable(struct relayd *r, struct ws_session *pss)
+{
+	struct conn *c = conn_find(r->conns, pss->conn_id);
+
+	return c ? send_writable(r, c) : -1;
+}
+
+static void ws_on_close(struct relayd *r, struct ws_session *pss)
+{
+	struct conn *c = conn_find(r->conns, pss->conn_id);
+
+	if (c)
+		service_conn_gone(r, c);
+	pss->conn_id = 0;
+}
+
+/* Every response names the worker, so operators and tests can tell which
+ * process a client landed on. */
+static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct lws_process_html_args *a)
+{
+	char value[16];
+	unsigned char *p = (unsigned char *)a->p;
+	int n = snprintf(value, sizeof(value), "%d", r->instance);
+
+	if (lws_add_http_header_by_name(wsi, (const unsigned char *)"x-relay-worker:",
+					(const unsigned char *)value, n, &p,
+					(unsigned char *)a->p + a->max_len))
+		return 1;
+	a->max_len -= (int)(p - (unsigned char *)a->p);
+	a->p = (char *)p;
+	return 0;
+}
+
+static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
+		       size_t len)
+{
+	struct relayd *r = lws_context_user(lws_get_context(wsi));
+	struct ws_session *pss = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_ESTABLISHED: return ws_on_open(r, wsi, pss);
+	case LWS_CALLBACK_RECEIVE: return ws_on_receive(r, wsi, pss, in, len);
+	case LWS_CALLBACK_SERVER_WRITEABLE: return ws_on_writable(r, pss);
+	case LWS_CALLBACK_CLOSED: ws_on_close(r, pss); return 0;
+	case LWS_CALLBACK_HTTP: return nip11_on_http(r, wsi, &pss->http);
+	case LWS_CALLBACK_HTTP_WRITEABLE: return nip11_on_writable(wsi, &pss->http);
+	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: service_drain(r); return 0;
+	default: return lws_callback_http_dummy(wsi, reason, user, in, len);
+	}
+}
+
+static const struct lws_protocols ws_protocols[] = {
+	{ "nostr", ws_callback, sizeof(struct ws_session), 65536, 0, NULL, 0 },
+	{ NULL, NULL, 0, 0, 0, NULL, 0 }
+};
+
+struct lws_context *ws_create(struct relayd *r)
+{
+	struct lws_context_creation_info info;
+	struct lws_context *ctx;
+
+	memset(&info, 0, sizeof(info));
+	info.port = (int)r->cfg.port;
+	info.iface = r->cfg.bind;
+	info.protocols = ws_protocols;
+	info.user = r;
+	info.options = LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE | LWS_SERVER_OPTION_VALIDATE_UTF8;
+	if (strchr(r->cfg.bind, ':') == NULL)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.timeout_secs = 30;
+	ctx = lws_create_context(&info);
+	if (!ctx)
+		log_warnx("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+	return ctx;
+}

@@ -1,0 +1,16 @@
+/*
+ * ws.h - the libwebsockets side of a worker: context creation and the one
+ * protocol callback, which only routes each reason to a small ws_on_*
+ * handler (or to nip11.c for plain HTTP).
+ */
+#ifndef RELAYD_WS_H
+#define RELAYD_WS_H
+
+struct relayd;
+struct lws_context;
+
+/* Creates the lws context listening on cfg.bind:cfg.port with
+ * SO_REUSEPORT, with r as its user data.  NULL on failure (logged). */
+struct lws_context *ws_create(struct relayd *r);
+
+#endif

@@ -1,0 +1,205 @@
+/* bcast.c - subscription index owner and live publisher (see bcast.h). */
+#include "bcast.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "jobs.h"
+#include "queue.h"
+#include "stored.h"
+#include "subidx.h"
+
+/* Matches for one worker while one event is being delivered. */
+struct bcast_targets {
+	struct msg_target *items;
+	uint32_t n, cap;
+};
+
+struct bcast_peer {
+	uint32_t pipe;  /* 0: no live pipe */
+	uint64_t boot_id;
+	uint64_t seq;   /* last DELIVER sequence sent */
+};
+
+struct bcast {
+	struct stored *s;
+	struct subidx *idx;
+	int64_t last_seq;
+	struct bcast_peer peers[STORED_MAX_WORKERS];
+	struct bcast_targets targets[STORED_MAX_WORKERS];
+	uint16_t touched[STORED_MAX_WORKERS];
+	uint32_t ntouched;
+	struct buf out;
+};
+
+static void bcast_collect(void *arg, uint16_t worker, uint64_t conn_id, uint32_t sub_serial)
+{
+	struct bcast *b = arg;
+	struct bcast_targets *t;
+
+	if (worker >= STORED_MAX_WORKERS)
+		return;
+	t = &b->targets[worker];
+	if (t->n == 0)
+		b->touched[b->ntouched++] = worker;
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 16;
+		struct msg_target *grown = realloc(t->items, cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		t->items = grown;
+		t->cap = cap;
+	}
+	t->items[t->n++] = (struct msg_target){ conn_id, sub_serial };
+}
+
+static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *ev)
+{
+	struct bcast_targets *t = &b->targets[worker];
+	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, 0 };
+	struct msg_deliver d = { ++b->peers[worker].seq, { ev->json, ev->json_len }, t->n, t->items };
+	nng_msg *msg;
+
+	buf_reset(&b->out);
+	if (msg_encode_deliver(&b->out, &h, &d) || nng_msg_alloc(&msg, 0))
+		return;
+	if (nng_msg_append(msg, b->out.data, b->out.len) ||
+	    nng_sendmsg(b->s->pub, msg, NNG_FLAG_NONBLOCK)) {
+		nng_msg_free(msg);
+		return;
+	}
+	atomic_fetch_add(&b->s->stats.deliveries, 1);
+}
+
+static void bcast_event(struct bcast *b, struct bcast_job *job)
+{
+	if (job->seq > b->last_seq)
+		b->last_seq = job->seq;
+	b->ntouched = 0;
+	subidx_match(b->idx, &job->event, bcast_collect, b);
+	for (uint32_t i = 0; i < b->ntouched; i++) {
+		uint16_t worker = b->touched[i];
+
+		bcast_publish(b, worker, &job->event);
+		b->targets[worker].n = 0;
+	}
+}
+
+static void bcast_sync_counts(struct bcast *b)
+{
+	atomic_store(&b->s->stats.subscriptions, subidx_count(b->idx));
+}
+
+/* Registers the subscription at last_seq and queues its history query. */
+static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
+{
+	struct query_job *q = NULL;
+
+	if (job->flags & MSG_SUB_HISTORY) {
+		q = calloc(1, sizeof(*q));
+		if (q) {
+			q->to = job->to;
+			q->conn_id = job->conn_id;
+			q->sub_serial = job->sub_serial;
+			q->max_seq = b->last_seq;
+			q->nfilters = job->nfilters;
+			q->filters = calloc(job->nfilters ? job->nfilters : 1, sizeof(struct filter));
+			for (uint32_t i = 0; q->filters && i < job->nfilters; i++)
+				filter_copy(&q->filters[i], &job->filters[i]);
+		}
+	}
+	subidx_add(b->idx, job->to.worker, job->conn_id, job->sub_id, job->sub_id_len,
+		   job->sub_serial, job->filters, job->nfilters);
+	job->filters = NULL;
+	job->nfilters = 0;
+	if (q && (!q->filters || queue_push(b->s->query_q, q))) {
+		log_warnx("query queue full: a REQ gets no history");
+		query_job_free(q);
+	}
+	bcast_sync_counts(b);
+}
+
+static void bcast_hello(struct bcast *b, struct bcast_job *job)
+{
+	struct bcast_peer *p = &b->peers[job->to.worker];
+
+	/* A new pipe means the worker restarted or reconnected: either way it
+	 * re-sends every live subscription, so the old ones go. */
+	if (p->pipe != job->to.pipe || p->boot_id != job->boot_id)
+		subidx_remove_worker(b->idx, job->to.worker);
+	p->pipe = job->to.pipe;
+	p->boot_id = job->boot_id;
+	bcast_sync_counts(b);
+}
+
+static void bcast_pipe_gone(struct bcast *b, struct bcast_job *job)
+{
+	for (int w = 0; w < STORED_MAX_WORKERS; w++) {
+		if (b->peers[w].pipe == job->to.pipe) {
+			size_t n = subidx_remove_worker(b->idx, (uint16_t)w);
+
+			log_info("worker %d disconnected; dropped %zu subscriptions", w, n);
+			b->peers[w].pipe = 0;
+		}
+	}
+	bcast_sync_counts(b);
+}
+
+static void bcast_handle(struct bcast *b, struct bcast_job *job)
+{
+	if (job->to.worker >= STORED_MAX_WORKERS && job->kind != BCAST_EVENT &&
+	    job->kind != BCAST_PIPE_GONE)
+		return;
+	switch (job->kind) {
+	case BCAST_EVENT: bcast_event(b, job); break;
+	case BCAST_HELLO: bcast_hello(b, job); break;
+	case BCAST_SUB_OPEN: bcast_sub_open(b, job); break;
+	case BCAST_SUB_CLOSE:
+		subidx_remove(b->idx, job->to.worker, job->conn_id, job->sub_id, job->sub_id_len);
+		bcast_sync_counts(b);
+		break;
+	case BCAST_CONN_CLOSED:
+		subidx_remove_conn(b->idx, job->to.worker, job->conn_id);
+		bcast_sync_counts(b);
+		break;
+	case BCAST_PIPE_GONE: bcast_pipe_gone(b, job); break;
+	}
+}
+
+static void *bcast_main(void *arg)
+{
+	struct bcast *b = arg;
+	struct bcast_job *job;
+
+	while ((job = queue_pop(b->s->bcast_q))) {
+		bcast_handle(b, job);
+		bcast_job_free(job);
+	}
+	subidx_free(b->idx);
+	for (int w = 0; w < STORED_MAX_WORKERS; w++)
+		free(b->targets[w].items);
+	buf_free(&b->out);
+	free(b);
+	return NULL;
+}
+
+int bcast_start(struct stored *s, int64_t last_seq, pthread_t *thread)
+{
+	struct bcast *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return ERR_NOMEM;
+	b->s = s;
+	b->last_seq = last_seq;
+	b->idx = subidx_new();
+	if (!b->idx || pthread_create(thread, NULL, bcast_main, b)) {
+		subidx_free(b->idx);
+		free(b);
+		return ERR_NOMEM;
+	}
+	return 0;
+}

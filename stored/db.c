@@ -1,0 +1,110 @@
+/* db.c - opening the database and creating its schema (see db.h). */
+#include "db.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+
+static const char db_schema[] =
+	"CREATE TABLE IF NOT EXISTS events("
+	" seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" id BLOB NOT NULL UNIQUE,"
+	" pubkey BLOB NOT NULL,"
+	" created_at INTEGER NOT NULL,"
+	" kind INTEGER NOT NULL,"
+	" addr TEXT,"
+	" json TEXT NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS events_created ON events(created_at);"
+	"CREATE INDEX IF NOT EXISTS events_pubkey ON events(pubkey, created_at);"
+	"CREATE INDEX IF NOT EXISTS events_kind ON events(kind, created_at);"
+	"CREATE INDEX IF NOT EXISTS events_pubkey_kind ON events(pubkey, kind, created_at);"
+	"CREATE INDEX IF NOT EXISTS events_addr ON events(pubkey, kind, addr) WHERE addr IS NOT NULL;"
+	"CREATE TABLE IF NOT EXISTS tags("
+	" seq INTEGER NOT NULL,"
+	" name TEXT NOT NULL,"
+	" value BLOB NOT NULL,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS tags_value ON tags(name, value, created_at);"
+	"CREATE INDEX IF NOT EXISTS tags_seq ON tags(seq);";
+
+static int db_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_warnx("sqlite: %s: %s", sql, msg ? msg : "?");
+		sqlite3_free(msg);
+		return ERR_DB;
+	}
+	return 0;
+}
+
+static int db_prepare_writer(sqlite3 *db, const char *synchronous)
+{
+	char pragma[64];
+
+	if (db_exec(db, "PRAGMA journal_mode=WAL"))
+		return ERR_DB;
+	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
+	if (db_exec(db, pragma) || db_exec(db, "PRAGMA foreign_keys=OFF"))
+		return ERR_DB;
+	return db_exec(db, db_schema);
+}
+
+int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out)
+{
+	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+	sqlite3 *db = NULL;
+
+	flags |= SQLITE_OPEN_NOMUTEX; /* each connection is owned by one thread */
+	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+		log_warnx("cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+		sqlite3_close(db);
+		return ERR_DB;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	if (db_exec(db, "PRAGMA cache_size=-32768") ||
+	    (writable && db_prepare_writer(db, synchronous))) {
+		sqlite3_close(db);
+		return ERR_DB;
+	}
+	*out = db;
+	return 0;
+}
+
+void db_close(sqlite3 *db)
+{
+	if (db)
+		sqlite3_close(db);
+}
+
+static int db_single_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st;
+	int rc = ERR_DB;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return ERR_DB;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		rc = 0;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int db_count_events(sqlite3 *db, uint64_t *count)
+{
+	int64_t n = 0;
+	int rc = db_single_int(db, "SELECT count(*) FROM events", &n);
+
+	*count = (uint64_t)n;
+	return rc;
+}
+
+int db_max_seq(sqlite3 *db, int64_t *seq)
+{
+	return db_single_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
+}

@@ -1,0 +1,35 @@
+/*
+ * db.h - the SQLite database: opening it, its schema, its pragmas.
+ *
+ * Table events holds one row per stored event; seq (AUTOINCREMENT, never
+ * reused) is the commit order, which the broadcaster uses to split "stored"
+ * from "live" without gaps or duplicates.  addr is '' for replaceable kinds,
+ * the d value for addressable ones and NULL otherwise.  Table tags holds the
+ * first value of each single-letter tag, with created_at copied in so tag
+ * queries can order without touching events.
+ */
+#ifndef STORED_DB_H
+#define STORED_DB_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Opens (creating if needed) the database at path.  The writer opens it with
+ * writable = true, which also creates the schema and sets WAL mode and
+ * synchronous (full or normal); readers pass false.  Returns 0 with *out set,
+ * or ERR_DB (logged).
+ */
+int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out);
+
+/* Closes db.  NULL-safe. */
+void db_close(sqlite3 *db);
+
+/* Number of rows in events.  Returns 0 or ERR_DB. */
+int db_count_events(sqlite3 *db, uint64_t *count);
+
+/* Largest seq committed (0 for an empty database).  Returns 0 or ERR_DB. */
+int db_max_seq(sqlite3 *db, int64_t *seq);
+
+#endif

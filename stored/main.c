@@ -1,0 +1,180 @@
+/*
+ * main.c - stored: the one process that owns the database and the
+ * subscription index.
+ *
+ * Usage: stored [-c CONFIG] | stored --print-config
+ * It starts its threads (writer, broadcaster, query pool, rpc, admin), then
+ * waits for a signal in the main thread.  SIGTERM/SIGINT stop it in order:
+ * the writer drains and commits what it has and answers it, then the
+ * sockets close.  Exit status 0 after a clean stop.
+ */
+#include <errno.h>
+#include <nng/nng.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/config.h"
+#include "../common/err.h"
+#include "../common/log.h"
+#include "admin.h"
+#include "bcast.h"
+#include "db.h"
+#include "query.h"
+#include "queue.h"
+#include "rpc.h"
+#include "stored.h"
+#include "writer.h"
+
+#define STORED_MAX_QUERY_THREADS 64
+
+struct stored_threads {
+	pthread_t writer, bcast, rpc, admin;
+	pthread_t query[STORED_MAX_QUERY_THREADS];
+};
+
+static int mkdir_p(const char *path)
+{
+	char tmp[CONFIG_PATH_MAX];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) && errno != EEXIST)
+			return ERR_IO;
+		*p = '/';
+	}
+	return mkdir(tmp, 0755) && errno != EEXIST ? ERR_IO : 0;
+}
+
+static void stored_usage(void)
+{
+	fprintf(stderr, "usage: stored [-c CONFIG] | stored --print-config\n");
+	exit(2);
+}
+
+static const char *stored_args(int argc, char **argv)
+{
+	const char *path = NULL;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+			path = argv[++i];
+		} else if (strcmp(argv[i], "--print-config") == 0) {
+			config_write_sample(stdout);
+			exit(0);
+		} else {
+			stored_usage();
+		}
+	}
+	return path;
+}
+
+static void stored_init(struct stored *s, const char *config_path)
+{
+	char err[512];
+
+	if (config_load(config_path, &s->cfg, err, sizeof(err)))
+		fatalx("config: %s", err);
+	log_init("stored", 0, (enum log_level)log_level_parse(s->cfg.log_level));
+	if (mkdir_p(s->cfg.data_dir) || mkdir_p(s->cfg.run_dir))
+		fatalx("cannot create %s or %s: %s", s->cfg.data_dir, s->cfg.run_dir, strerror(errno));
+	snprintf(s->db_path, sizeof(s->db_path), "%s/relay.db", s->cfg.data_dir);
+	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))
+		s->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+	pthread_mutex_init(&s->workers_lock, NULL);
+	s->write_q = queue_new(65536);
+	s->bcast_q = queue_new(262144);
+	s->query_q = queue_new(16384);
+	if (!s->write_q || !s->bcast_q || !s->query_q)
+		fatalx("out of memory");
+}
+
+static void *stored_rpc_main(void *arg)
+{
+	rpc_run(arg);
+	return NULL;
+}
+
+static void stored_start(struct stored *s, struct stored_threads *t)
+{
+	int64_t last_seq = 0;
+	sqlite3 *db;
+	size_t nquery = s->cfg.query_threads;
+
+	if (nquery > STORED_MAX_QUERY_THREADS)
+		nquery = STORED_MAX_QUERY_THREADS;
+	if (writer_start(s, &t->writer))
+		fatalx("cannot open the database %s", s->db_path);
+	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
+		fatalx("cannot read the database %s", s->db_path);
+	db_close(db);
+	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
+		fatalx("cannot start the broadcaster or the query threads");
+	if (rpc_open(s) || admin_start(s, &t->admin))
+		fatalx("cannot listen in %s", s->cfg.run_dir);
+	if (pthread_create(&t->rpc, NULL, stored_rpc_main, s))
+		fatalx("cannot start the rpc thread");
+	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
+}
+
+/* Drain the writer first so every queued event is committed and answered,
+ * then close the sockets and let the other threads finish. */
+static void stored_stop(struct stored *s, struct stored_threads *t)
+{
+	size_t nquery = s->cfg.query_threads;
+
+	if (nquery > STORED_MAX_QUERY_THREADS)
+		nquery = STORED_MAX_QUERY_THREADS;
+	atomic_store(&s->stopping, true);
+	queue_close(s->write_q);
+	pthread_join(t->writer, NULL);
+	nng_close(s->rpc);
+	pthread_join(t->rpc, NULL);
+	queue_close(s->bcast_q);
+	queue_close(s->query_q);
+	pthread_join(t->bcast, NULL);
+	for (size_t i = 0; i < nquery; i++)
+		pthread_join(t->query[i], NULL);
+	nng_close(s->pub);
+	nng_close(s->admin);
+	pthread_join(t->admin, NULL);
+	queue_free(s->write_q);
+	queue_free(s->bcast_q);
+	queue_free(s->query_q);
+	log_info("stopped");
+}
+
+int main(int argc, char **argv)
+{
+	static struct stored s;
+	struct stored_threads threads;
+	const char *config_path = stored_args(argc, argv);
+	sigset_t set;
+	int sig = 0;
+
+	stored_init(&s, config_path);
+	/* Threads inherit this mask, so only the main thread takes signals. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	stored_start(&s, &threads);
+	while (sig != SIGINT && sig != SIGTERM) {
+		if (sigwait(&set, &sig))
+			break;
+		if (sig == SIGHUP)
+			log_info("SIGHUP: reload is not supported yet; restart to apply changes");
+	}
+	stored_stop(&s, &threads);
+	return 0;
+}

@@ -1,0 +1,174 @@
+/* query.c - history queries, one read connection per thread (see query.h). */
+#include "query.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "db.h"
+#include "jobs.h"
+#include "query_sql.h"
+#include "queue.h"
+#include "stored.h"
+
+struct query_worker {
+	struct stored *s;
+	sqlite3 *db;
+	/* The current job's pending chunk. */
+	struct msg_str *events;
+	uint32_t nevents, cap;
+	size_t bytes;
+	/* seqs already sent for this job (open addressing, 0 = empty). */
+	int64_t *seen;
+	size_t seen_cap;
+	struct buf out;
+};
+
+static int query_seen_insert(struct query_worker *q, int64_t seq)
+{
+	size_t mask = q->seen_cap - 1;
+	size_t i = (size_t)(seq * 0x9E3779B97F4A7C15ull) & mask;
+
+	while (q->seen[i]) {
+		if (q->seen[i] == seq)
+			return 0;
+		i = (i + 1) & mask;
+	}
+	q->seen[i] = seq;
+	return 1;
+}
+
+static void query_flush(struct query_worker *q, const struct query_job *job)
+{
+	struct msg_header h = { PROTO_VERSION, MSG_QUERY_EVENTS, job->to.worker, job->to.request_id };
+	struct msg_query_events m = { job->conn_id, job->sub_serial, q->nevents, q->events };
+
+	if (q->nevents == 0)
+		return;
+	buf_reset(&q->out);
+	if (msg_encode_query_events(&q->out, &h, &m) == 0)
+		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+	for (uint32_t i = 0; i < q->nevents; i++)
+		free((char *)q->events[i].ptr);
+	q->nevents = 0;
+	q->bytes = 0;
+}
+
+static int query_add(struct query_worker *q, const struct query_job *job, const char *json, int len)
+{
+	char *copy;
+
+	if (q->nevents == q->cap || q->bytes + (size_t)len > QUERY_CHUNK_BYTES)
+		query_flush(q, job);
+	copy = malloc((size_t)len);
+	if (!copy)
+		return ERR_NOMEM;
+	memcpy(copy, json, (size_t)len);
+	q->events[q->nevents++] = (struct msg_str){ copy, (uint32_t)len };
+	q->bytes += (size_t)len;
+	return 0;
+}
+
+static uint32_t query_limit(const struct stored *s, const struct filter *f)
+{
+	uint32_t max = s->cfg.max_limit;
+
+	return f->has_limit && f->limit < max ? f->limit : max;
+}
+
+static int query_filter(struct query_worker *q, const struct query_job *job, const struct filter *f)
+{
+	uint32_t limit = query_limit(q->s, f);
+	sqlite3_stmt *st;
+	int rc;
+
+	if (limit == 0 || filter_is_empty(f))
+		return 0;
+	if (query_sql_prepare(q->db, f, job->max_seq, limit, &st))
+		return ERR_DB;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!query_seen_insert(q, sqlite3_column_int64(st, 0)))
+			continue;
+		if (query_add(q, job, (const char *)sqlite3_column_text(st, 1), sqlite3_column_bytes(st, 1)))
+			break;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : ERR_DB;
+}
+
+static void query_done(struct query_worker *q, const struct query_job *job, int failed)
+{
+	static const char why[] = "error: the query failed";
+	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, job->to.worker, job->to.request_id };
+	struct msg_query_done d = { job->conn_id, job->sub_serial,
+				    failed ? MSG_QUERY_CLOSED : MSG_QUERY_EOSE,
+				    { failed ? why : "", failed ? (uint32_t)sizeof(why) - 1 : 0 } };
+
+	buf_reset(&q->out);
+	if (msg_encode_query_done(&q->out, &h, &d) == 0)
+		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+}
+
+static int query_prepare_seen(struct query_worker *q, const struct query_job *job)
+{
+	size_t want = 16;
+
+	for (uint32_t i = 0; i < job->nfilters; i++)
+		want += 2 * (size_t)query_limit(q->s, &job->filters[i]);
+	while (q->seen_cap < want)
+		q->seen_cap = q->seen_cap ? q->seen_cap * 2 : 1024;
+	free(q->seen);
+	q->seen = calloc(q->seen_cap, sizeof(int64_t));
+	return q->seen ? 0 : ERR_NOMEM;
+}
+
+static void query_run(struct query_worker *q, struct query_job *job)
+{
+	int failed = query_prepare_seen(q, job);
+
+	for (uint32_t i = 0; i < job->nfilters && !failed; i++)
+		failed = query_filter(q, job, &job->filters[i]);
+	query_flush(q, job);
+	query_done(q, job, failed);
+	atomic_fetch_add(&q->s->stats.queries, 1);
+}
+
+static void *query_main(void *arg)
+{
+	struct query_worker *q = arg;
+	struct query_job *job;
+
+	while ((job = queue_pop(q->s->query_q))) {
+		query_run(q, job);
+		query_job_free(job);
+	}
+	db_close(q->db);
+	free(q->events);
+	free(q->seen);
+	buf_free(&q->out);
+	free(q);
+	return NULL;
+}
+
+int query_start(struct stored *s, pthread_t *threads, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct query_worker *q = calloc(1, sizeof(*q));
+
+		if (!q)
+			return ERR_NOMEM;
+		q->s = s;
+		q->cap = 256;
+		q->events = calloc(q->cap, sizeof(*q->events));
+		if (!q->events || db_open(s->db_path, false, NULL, &q->db) ||
+		    pthread_create(&threads[i], NULL, query_main, q)) {
+			db_close(q->db);
+			free(q->events);
+			free(q);
+			return ERR_DB;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,24 @@
+/*
+ * query.h - the pool of threads that answer REQ history.
+ *
+ * Each thread owns a read-only SQLite connection (WAL: readers never block
+ * the writer or each other).  A query_job runs each of its filters, skips
+ * events already sent for an earlier filter, and streams the rows back as
+ * QUERY_EVENTS chunks (bounded in bytes, so no reply exceeds nng's receive
+ * limit) followed by QUERY_DONE.
+ */
+#ifndef STORED_QUERY_H
+#define STORED_QUERY_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+struct stored;
+
+/* Largest payload of one QUERY_EVENTS message (events beyond go in the next). */
+#define QUERY_CHUNK_BYTES (256 * 1024)
+
+/* Starts n threads.  Returns 0 or ERR_DB / ERR_NOMEM. */
+int query_start(struct stored *s, pthread_t *threads, size_t n);
+
+#endif

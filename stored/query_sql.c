@@ -1,0 +1,159 @@
+/* query_sql.c - SQL for one filter (see query_sql.h). */
+#include "query_sql.h"
+
+#include <stdlib.h>
+
+#include "../common/buf.h"
+#include "../common/err.h"
+#include "../common/log.h"
+
+enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT };
+
+struct bind {
+	enum bind_type type;
+	int64_t value;
+	const void *ptr;
+	int len;
+};
+
+/* The statement text and its parameters, built side by side so the n-th
+ * `?` always meets the n-th bind. */
+struct sql_builder {
+	struct buf text;
+	struct bind *binds;
+	size_t nbinds, cap;
+	int failed;
+};
+
+static void sb_text(struct sql_builder *sb, const char *s)
+{
+	if (buf_append_str(&sb->text, s))
+		sb->failed = 1;
+}
+
+static void sb_bind(struct sql_builder *sb, enum bind_type type, int64_t v, const void *p, int len)
+{
+	if (sb->nbinds == sb->cap) {
+		size_t cap = sb->cap ? sb->cap * 2 : 16;
+		struct bind *grown = realloc(sb->binds, cap * sizeof(*grown));
+
+		if (!grown) {
+			sb->failed = 1;
+			return;
+		}
+		sb->binds = grown;
+		sb->cap = cap;
+	}
+	sb->binds[sb->nbinds++] = (struct bind){ type, v, p, len };
+	sb_text(sb, "?");
+}
+
+/* Appends " AND column IN (?,?,...)" over n blobs of size bytes each. */
+static void sb_in_blobs(struct sql_builder *sb, const char *column, const uint8_t *vals,
+			uint32_t n, int size)
+{
+	sb_text(sb, " AND ");
+	sb_text(sb, column);
+	sb_text(sb, " IN (");
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			sb_text(sb, ",");
+		sb_bind(sb, BIND_BLOB, 0, vals + (size_t)i * (size_t)size, size);
+	}
+	sb_text(sb, ")");
+}
+
+static void sb_kinds(struct sql_builder *sb, const struct filter *f)
+{
+	sb_text(sb, " AND kind IN (");
+	for (uint32_t i = 0; i < f->nkinds; i++) {
+		if (i)
+			sb_text(sb, ",");
+		sb_bind(sb, BIND_INT, f->kinds[i], NULL, 0);
+	}
+	sb_text(sb, ")");
+}
+
+static void sb_tag(struct sql_builder *sb, const struct filter_tag *t, const char *name)
+{
+	sb_text(sb, " AND seq IN (SELECT seq FROM tags WHERE name = ");
+	sb_bind(sb, BIND_TEXT, 0, name, 1);
+	sb_text(sb, " AND value IN (");
+	for (uint32_t i = 0; i < t->nvalues; i++) {
+		if (i)
+			sb_text(sb, ",");
+		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
+	}
+	sb_text(sb, "))");
+}
+
+/* The letters of the tag conditions, which must outlive the statement. */
+static const char tag_letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+static const char *tag_letter(char c)
+{
+	for (const char *p = tag_letters; *p; p++)
+		if (*p == c)
+			return p;
+	return "?";
+}
+
+static void sb_filter(struct sql_builder *sb, const struct filter *f, int64_t max_seq,
+		      uint32_t limit)
+{
+	sb_text(sb, "SELECT seq, json FROM events WHERE seq <= ");
+	sb_bind(sb, BIND_INT, max_seq, NULL, 0);
+	if (f->has_ids)
+		sb_in_blobs(sb, "id", (const uint8_t *)f->ids, f->nids, 32);
+	if (f->has_authors)
+		sb_in_blobs(sb, "pubkey", (const uint8_t *)f->authors, f->nauthors, 32);
+	if (f->has_kinds)
+		sb_kinds(sb, f);
+	if (f->since != INT64_MIN) {
+		sb_text(sb, " AND created_at >= ");
+		sb_bind(sb, BIND_INT, f->since, NULL, 0);
+	}
+	if (f->until != INT64_MAX) {
+		sb_text(sb, " AND created_at <= ");
+		sb_bind(sb, BIND_INT, f->until, NULL, 0);
+	}
+	for (uint32_t i = 0; i < f->ntags; i++)
+		sb_tag(sb, &f->tags[i], tag_letter(f->tags[i].name));
+	sb_text(sb, " ORDER BY created_at DESC, id ASC LIMIT ");
+	sb_bind(sb, BIND_INT, limit, NULL, 0);
+}
+
+static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
+{
+	for (size_t i = 0; i < sb->nbinds; i++) {
+		const struct bind *b = &sb->binds[i];
+		int at = (int)i + 1;
+
+		if (b->type == BIND_INT)
+			sqlite3_bind_int64(st, at, b->value);
+		else if (b->type == BIND_BLOB)
+			sqlite3_bind_blob(st, at, b->ptr, b->len, SQLITE_STATIC);
+		else
+			sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_STATIC);
+	}
+}
+
+int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
+		      sqlite3_stmt **out)
+{
+	struct sql_builder sb = { BUF_INIT, NULL, 0, 0, 0 };
+	int rc = 0;
+
+	sb_filter(&sb, f, max_seq, limit);
+	if (sb.failed) {
+		rc = ERR_NOMEM;
+	} else if (sqlite3_prepare_v2(db, sb.text.data, (int)sb.text.len, out, NULL) != SQLITE_OK) {
+		log_warnx("query prepare: %s", sqlite3_errmsg(db));
+		rc = ERR_DB;
+	} else {
+		sb_apply(&sb, *out);
+	}
+	buf_free(&sb.text);
+	free(sb.binds);
+	return rc;
+}

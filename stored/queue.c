@@ -1,0 +1,112 @@
+/* queue.c - bounded pointer FIFO with one mutex per queue (see queue.h). */
+#include "queue.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "../common/err.h"
+
+struct queue {
+	pthread_mutex_t lock;
+	pthread_cond_t nonempty;
+	void **items;
+	size_t capacity, head, count;
+	bool closed;
+};
+
+struct queue *queue_new(size_t capacity)
+{
+	struct queue *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->items = calloc(capacity, sizeof(void *));
+	if (!q->items) {
+		free(q);
+		return NULL;
+	}
+	q->capacity = capacity;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->nonempty, NULL);
+	return q;
+}
+
+void queue_free(struct queue *q)
+{
+	if (!q)
+		return;
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->nonempty);
+	free(q->items);
+	free(q);
+}
+
+int queue_push(struct queue *q, void *item)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->closed)
+		rc = ERR_CLOSED;
+	else if (q->count == q->capacity)
+		rc = ERR_FULL;
+	else {
+		q->items[(q->head + q->count) % q->capacity] = item;
+		q->count++;
+		pthread_cond_signal(&q->nonempty);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+static void *queue_take_locked(struct queue *q)
+{
+	void *item = q->items[q->head];
+
+	q->head = (q->head + 1) % q->capacity;
+	q->count--;
+	return item;
+}
+
+void *queue_pop(struct queue *q)
+{
+	void *item = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	while (q->count == 0 && !q->closed)
+		pthread_cond_wait(&q->nonempty, &q->lock);
+	if (q->count)
+		item = queue_take_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return item;
+}
+
+void *queue_pop_nowait(struct queue *q)
+{
+	void *item = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->count)
+		item = queue_take_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return item;
+}
+
+void queue_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->closed = true;
+	pthread_cond_broadcast(&q->nonempty);
+	pthread_mutex_unlock(&q->lock);
+}
+
+size_t queue_length(struct queue *q)
+{
+	size_t n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->count;
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}

@@ -1,0 +1,323 @@
+/* rpc.c - receiving and routing worker requests (see rpc.h). */
+#include "rpc.h"
+
+#include <nng/nng.h>
+#include <nng/protocol/pubsub0/pub.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "jobs.h"
+#include "queue.h"
+#include "stored.h"
+
+/* Largest request stored accepts: an event at the configured message limit
+ * plus framing, never less than nng's usual 1 MiB. */
+static size_t rpc_max_message(const struct stored *s)
+{
+	size_t want = (size_t)s->cfg.max_message_bytes * 2 + 65536;
+
+	return want < 1048576 ? 1048576 : want;
+}
+
+int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
+{
+	nng_msg *msg;
+
+	if (nng_msg_alloc(&msg, 0))
+		return ERR_NOMEM;
+	if (nng_msg_header_append(msg, to->header, to->header_len) ||
+	    nng_msg_append(msg, payload, len) || nng_sendmsg(s->rpc, msg, NNG_FLAG_NONBLOCK)) {
+		nng_msg_free(msg);
+		return ERR_NNG;
+	}
+	return 0;
+}
+
+static void rpc_push_bcast(struct stored *s, struct bcast_job *job)
+{
+	if (queue_push(s->bcast_q, job)) {
+		log_warnx("broadcast queue full: dropped a %d request", job->kind);
+		bcast_job_free(job);
+	}
+}
+
+static struct bcast_job *rpc_bcast_job(enum bcast_kind kind, const struct rpc_return *to)
+{
+	struct bcast_job *job = calloc(1, sizeof(*job));
+
+	if (job) {
+		job->kind = kind;
+		job->to = *to;
+	}
+	return job;
+}
+
+static void rpc_hello(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
+{
+	struct msg_hello m;
+	struct msg_hello_ack ack = { s->boot_id };
+	struct msg_header h = { PROTO_VERSION, MSG_HELLO_ACK, to->worker, to->request_id };
+	struct buf out = BUF_INIT;
+	struct bcast_job *job;
+
+	if (msg_decode_hello(body, len, &m) || to->worker >= STORED_MAX_WORKERS) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	pthread_mutex_lock(&s->workers_lock);
+	s->workers[to->worker] = (struct stored_worker_report){ .present = true, .pipe = to->pipe,
+		.pid = m.pid, .boot_id = m.boot_id, .started_at = (uint64_t)time(NULL) };
+	pthread_mutex_unlock(&s->workers_lock);
+	log_info("worker %u (pid %u) connected", to->worker, m.pid);
+	job = rpc_bcast_job(BCAST_HELLO, to);
+	if (job) {
+		job->boot_id = m.boot_id;
+		rpc_push_bcast(s, job);
+	}
+	if (msg_encode_hello_ack(&out, &h, &ack) == 0)
+		rpc_reply(s, to, out.data, out.len);
+	buf_free(&out);
+}
+
+static void rpc_refuse_event(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+			     const uint8_t *id, const char *why)
+{
+	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, to->worker, to->request_id };
+	struct msg_event_result r = { .conn_id = conn_id, .accepted = false,
+				      .message = { why, (uint32_t)strlen(why) } };
+	struct buf out = BUF_INIT;
+
+	memcpy(r.id, id, EVENT_ID_LEN);
+	if (msg_encode_event_result(&out, &h, &r) == 0)
+		rpc_reply(s, to, out.data, out.len);
+	buf_free(&out);
+}
+
+/* Ephemeral events skip the database: deliver, then acknowledge. */
+static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct msg_event_store *m)
+{
+	struct bcast_job *job = rpc_bcast_job(BCAST_EVENT, to);
+	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, to->worker, to->request_id };
+	struct msg_event_result r = { .conn_id = m->conn_id, .accepted = true, .message = { "", 0 } };
+	struct buf out = BUF_INIT;
+
+	memcpy(r.id, m->event.id, EVENT_ID_LEN);
+	if (!job) {
+		rpc_refuse_event(s, to, m->conn_id, m->event.id, "error: out of memory");
+		return;
+	}
+	job->event = m->event;
+	memset(&m->event, 0, sizeof(m->event));
+	rpc_push_bcast(s, job);
+	atomic_fetch_add(&s->stats.ephemeral_delivered, 1);
+	if (msg_encode_event_result(&out, &h, &r) == 0)
+		rpc_reply(s, to, out.data, out.len);
+	buf_free(&out);
+}
+
+static void rpc_event_store(struct stored *s, const struct rpc_return *to, const void *body,
+			    size_t len)
+{
+	struct msg_event_store m;
+	struct write_job *job;
+
+	if (msg_decode_event_store(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	if (event_class_of(m.event.kind) == EVENT_EPHEMERAL) {
+		rpc_ephemeral(s, to, &m);
+		msg_event_store_release(&m);
+		return;
+	}
+	job = malloc(sizeof(*job));
+	if (!job || (job->to = *to, job->conn_id = m.conn_id, job->event = m.event,
+		     queue_push(s->write_q, job))) {
+		rpc_refuse_event(s, to, m.conn_id, m.event.id, "error: the relay is overloaded, retry");
+		free(job);
+		msg_event_store_release(&m);
+	}
+}
+
+static void rpc_sub_open(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
+{
+	struct msg_sub_open m;
+	struct bcast_job *job;
+
+	if (msg_decode_sub_open(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	job = rpc_bcast_job(BCAST_SUB_OPEN, to);
+	if (!job) {
+		msg_sub_open_release(&m);
+		return;
+	}
+	job->conn_id = m.conn_id;
+	job->sub_serial = m.sub_serial;
+	job->flags = m.flags;
+	memcpy(job->sub_id, m.sub_id.ptr, m.sub_id.len);
+	job->sub_id_len = m.sub_id.len;
+	job->filters = m.filters;
+	job->nfilters = m.nfilters;
+	m.filters = NULL;
+	m.nfilters = 0;
+	msg_sub_open_release(&m);
+	rpc_push_bcast(s, job);
+}
+
+static void rpc_sub_close(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
+{
+	struct msg_sub_close m;
+	struct bcast_job *job;
+
+	if (msg_decode_sub_close(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	job = rpc_bcast_job(BCAST_SUB_CLOSE, to);
+	if (!job)
+		return;
+	job->conn_id = m.conn_id;
+	memcpy(job->sub_id, m.sub_id.ptr, m.sub_id.len);
+	job->sub_id_len = m.sub_id.len;
+	rpc_push_bcast(s, job);
+}
+
+static void rpc_conn_closed(struct stored *s, const struct rpc_return *to, const void *body,
+			    size_t len)
+{
+	struct msg_conn_closed m;
+	struct bcast_job *job;
+
+	if (msg_decode_conn_closed(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	job = rpc_bcast_job(BCAST_CONN_CLOSED, to);
+	if (!job)
+		return;
+	job->conn_id = m.conn_id;
+	rpc_push_bcast(s, job);
+}
+
+static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, const void *body,
+			     size_t len)
+{
+	struct msg_worker_stats m;
+	struct stored_worker_report *r;
+
+	if (msg_decode_worker_stats(body, len, &m) || to->worker >= STORED_MAX_WORKERS) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	pthread_mutex_lock(&s->workers_lock);
+	r = &s->workers[to->worker];
+	r->pid = m.pid;
+	r->started_at = m.started_at;
+	r->connections = m.connections;
+	r->subscriptions = m.subscriptions;
+	r->messages_in = m.messages_in;
+	r->messages_out = m.messages_out;
+	r->events_rejected = m.events_rejected;
+	r->deliver_gaps = m.deliver_gaps;
+	pthread_mutex_unlock(&s->workers_lock);
+}
+
+typedef void (*rpc_handler)(struct stored *s, const struct rpc_return *to, const void *body,
+			    size_t len);
+
+static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
+	[MSG_HELLO] = rpc_hello,
+	[MSG_EVENT_STORE] = rpc_event_store,
+	[MSG_SUB_OPEN] = rpc_sub_open,
+	[MSG_SUB_CLOSE] = rpc_sub_close,
+	[MSG_CONN_CLOSED] = rpc_conn_closed,
+	[MSG_WORKER_STATS] = rpc_worker_stats,
+};
+
+static void rpc_dispatch(struct stored *s, nng_msg *msg)
+{
+	const uint8_t *data = nng_msg_body(msg);
+	size_t len = nng_msg_len(msg);
+	struct rpc_return to = { 0 };
+	struct msg_header h;
+
+	if (nng_msg_header_len(msg) > sizeof(to.header) || msg_decode_header(data, len, &h) ||
+	    !rpc_handlers[h.type]) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	to.header_len = (uint8_t)nng_msg_header_len(msg);
+	memcpy(to.header, nng_msg_header(msg), to.header_len);
+	to.pipe = nng_pipe_id(nng_msg_get_pipe(msg));
+	to.worker = h.worker;
+	to.request_id = h.request_id;
+	rpc_handlers[h.type](s, &to, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
+}
+
+void rpc_run(struct stored *s)
+{
+	nng_msg *msg;
+	int rv;
+
+	while ((rv = nng_recvmsg(s->rpc, &msg, 0)) == 0) {
+		rpc_dispatch(s, msg);
+		nng_msg_free(msg);
+	}
+	if (rv != NNG_ECLOSED)
+		log_warnx("rpc receive: %s", nng_strerror(rv));
+}
+
+static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct stored *s = arg;
+	struct rpc_return to = { .pipe = nng_pipe_id(pipe) };
+	struct bcast_job *job;
+
+	if (ev != NNG_PIPE_EV_REM_POST || atomic_load(&s->stopping))
+		return;
+	pthread_mutex_lock(&s->workers_lock);
+	for (int w = 0; w < STORED_MAX_WORKERS; w++)
+		if (s->workers[w].present && s->workers[w].pipe == to.pipe)
+			s->workers[w].present = false;
+	pthread_mutex_unlock(&s->workers_lock);
+	job = rpc_bcast_job(BCAST_PIPE_GONE, &to);
+	if (job)
+		rpc_push_bcast(s, job);
+}
+
+static int rpc_listen(nng_socket sock, const struct config *cfg, const char *name)
+{
+	char url[256];
+	int rv;
+
+	config_socket_url(cfg, name, url, sizeof(url));
+	unlink(url + strlen("ipc://"));
+	rv = nng_listen(sock, url, NULL, 0);
+	if (rv)
+		log_warnx("listen %s: %s", url, nng_strerror(rv));
+	return rv ? ERR_NNG : 0;
+}
+
+int rpc_open(struct stored *s)
+{
+	size_t max = rpc_max_message(s);
+
+	if (nng_rep0_open_raw(&s->rpc) || nng_pub0_open(&s->pub))
+		return ERR_NNG;
+	nng_socket_set_size(s->rpc, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_int(s->rpc, NNG_OPT_RECVBUF, 1024);
+	nng_socket_set_int(s->rpc, NNG_OPT_SENDBUF, 1024);
+	nng_socket_set_int(s->pub, NNG_OPT_SENDBUF, 1024);
+	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
+	if (rpc_listen(s->rpc, &s->cfg, "stored-rpc.ipc") || rpc_listen(s->pub, &s->cfg, "stored-pub.ipc"))
+		return ERR_NNG;
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * stored.h - the stored process's context, shared by its modules.
+ *
+ * stored has one thread per role, talking through queues:
+ *   rpc      receives every worker request (rpc.c) and routes it;
+ *   writer   owns the write connection and commits events in groups (writer.c);
+ *   bcast    owns the subscription index and publishes deliveries (bcast.c);
+ *   query    a small pool answering REQ history from read connections (query.c);
+ *   admin    answers the operator's JSON requests (admin.c).
+ * main.c owns the one struct stored; nothing else is global.
+ */
+#ifndef STORED_STORED_H
+#define STORED_STORED_H
+
+#include <nng/nng.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/config.h"
+
+struct queue;
+
+/* Where a reply goes: the raw REP backtrace of the request it answers. */
+struct rpc_return {
+	uint8_t header[32];
+	uint8_t header_len;
+	uint32_t pipe;
+	uint16_t worker;
+	uint32_t request_id;
+};
+
+/* Counters any thread may bump and the admin thread reads. */
+struct stored_stats {
+	atomic_uint_fast64_t events_accepted; /* OK true, new */
+	atomic_uint_fast64_t events_duplicate;
+	atomic_uint_fast64_t events_rejected;
+	atomic_uint_fast64_t ephemeral_delivered;
+	atomic_uint_fast64_t queries;
+	atomic_uint_fast64_t deliveries;      /* DELIVER messages published */
+	atomic_uint_fast64_t commits;
+	atomic_uint_fast64_t subscriptions;   /* mirrored from the index by bcast */
+	atomic_uint_fast64_t workers;         /* workers with a live pipe */
+	atomic_uint_fast64_t rpc_bad;         /* undecodable requests dropped */
+};
+
+#define STORED_MAX_WORKERS 256
+
+/* What a worker last reported (WORKER_STATS), for the admin socket. */
+struct stored_worker_report {
+	bool present;
+	uint32_t pipe;
+	uint32_t pid;
+	uint64_t boot_id;
+	uint64_t started_at;
+	uint32_t connections;
+	uint32_t subscriptions;
+	uint64_t messages_in, messages_out, events_rejected, deliver_gaps;
+};
+
+struct stored {
+	struct config cfg;
+	uint64_t boot_id;
+	char db_path[CONFIG_PATH_MAX + 32];
+	nng_socket rpc;
+	nng_socket pub;
+	nng_socket admin;
+	struct queue *write_q;
+	struct queue *bcast_q;
+	struct queue *query_q;
+	struct stored_stats stats;
+	pthread_mutex_t workers_lock; /* guards workers[] (admin reads, rpc writes) */
+	struct stored_worker_report workers[STORED_MAX_WORKERS];
+	atomic_bool stopping;
+};
+
+/*
+ * Sends payload (a complete encoded message) as the reply routed by to.
+ * Never blocks: a worker that cannot take it loses it (it times out and
+ * answers its client with error:).  Returns 0 or ERR_NNG/ERR_NOMEM.
+ */
+int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
+
+#endif

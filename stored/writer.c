@@ -1,0 +1,170 @@
+/* writer.c - group-commit writer thread (see writer.h). */
+#include "writer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "db.h"
+#include "ingest.h"
+#include "jobs.h"
+#include "queue.h"
+#include "stored.h"
+
+struct writer {
+	struct stored *s;
+	sqlite3 *db;
+	struct ingest *ingest;
+	struct write_job **batch;
+	enum ingest_outcome *outcome;
+	int64_t *seq;
+};
+
+static const char *writer_message(enum ingest_outcome outcome)
+{
+	switch (outcome) {
+	case INGEST_STORED: return "";
+	case INGEST_DUPLICATE: return "duplicate: already have this event";
+	case INGEST_SUPERSEDED: return "duplicate: a newer version of this event is stored";
+	default: return "error: could not store the event";
+	}
+}
+
+static void writer_reply(struct writer *w, const struct write_job *job, enum ingest_outcome outcome)
+{
+	struct buf out = BUF_INIT;
+	const char *text = writer_message(outcome);
+	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, job->to.worker, job->to.request_id };
+	struct msg_event_result r = { .conn_id = job->conn_id, .accepted = outcome != INGEST_FAILED,
+				      .message = { text, (uint32_t)strlen(text) } };
+
+	memcpy(r.id, job->event.id, EVENT_ID_LEN);
+	if (msg_encode_event_result(&out, &h, &r) == 0)
+		rpc_reply(w->s, &job->to, out.data, out.len);
+	buf_free(&out);
+}
+
+/* Hands a committed event to the broadcaster; the job's event moves. */
+static void writer_forward(struct writer *w, struct write_job *job, int64_t seq)
+{
+	struct bcast_job *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return;
+	b->kind = BCAST_EVENT;
+	b->seq = seq;
+	b->event = job->event;
+	memset(&job->event, 0, sizeof(job->event));
+	if (queue_push(w->s->bcast_q, b)) {
+		log_warnx("broadcast queue full: a live delivery was dropped");
+		bcast_job_free(b);
+	}
+}
+
+static size_t writer_collect(struct writer *w)
+{
+	size_t n = 0;
+	struct write_job *job = queue_pop(w->s->write_q);
+
+	if (!job)
+		return 0;
+	w->batch[n++] = job;
+	while (n < w->s->cfg.commit_batch && (job = queue_pop_nowait(w->s->write_q)))
+		w->batch[n++] = job;
+	return n;
+}
+
+static int writer_exec(struct writer *w, const char *sql)
+{
+	if (sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		log_warnx("sqlite %s: %s", sql, sqlite3_errmsg(w->db));
+		return ERR_DB;
+	}
+	return 0;
+}
+
+/* Applies a batch; returns 0 if it committed. */
+static int writer_apply(struct writer *w, size_t n)
+{
+	if (writer_exec(w, "BEGIN IMMEDIATE"))
+		return ERR_DB;
+	for (size_t i = 0; i < n; i++) {
+		w->outcome[i] = ingest_event(w->ingest, &w->batch[i]->event, &w->seq[i]);
+		/* A failed statement may leave an event half-written (row without
+		 * its tags): the whole batch goes back and is answered error:. */
+		if (w->outcome[i] == INGEST_FAILED) {
+			writer_exec(w, "ROLLBACK");
+			return ERR_DB;
+		}
+	}
+	if (writer_exec(w, "COMMIT")) {
+		writer_exec(w, "ROLLBACK");
+		return ERR_DB;
+	}
+	return 0;
+}
+
+static void writer_finish(struct writer *w, size_t n, int committed)
+{
+	struct stored_stats *st = &w->s->stats;
+
+	for (size_t i = 0; i < n; i++) {
+		enum ingest_outcome o = committed ? w->outcome[i] : INGEST_FAILED;
+
+		writer_reply(w, w->batch[i], o);
+		if (o == INGEST_STORED) {
+			atomic_fetch_add(&st->events_accepted, 1);
+			writer_forward(w, w->batch[i], w->seq[i]);
+		} else if (o == INGEST_FAILED) {
+			atomic_fetch_add(&st->events_rejected, 1);
+		} else {
+			atomic_fetch_add(&st->events_duplicate, 1);
+		}
+		write_job_free(w->batch[i]);
+	}
+	if (committed)
+		atomic_fetch_add(&st->commits, 1);
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	size_t n;
+
+	while ((n = writer_collect(w)) > 0)
+		writer_finish(w, n, writer_apply(w, n) == 0);
+	ingest_free(w->ingest);
+	db_close(w->db);
+	free(w->batch);
+	free(w->outcome);
+	free(w->seq);
+	free(w);
+	return NULL;
+}
+
+int writer_start(struct stored *s, pthread_t *thread)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	size_t n = s->cfg.commit_batch;
+
+	if (!w)
+		return ERR_NOMEM;
+	w->s = s;
+	w->batch = calloc(n, sizeof(*w->batch));
+	w->outcome = calloc(n, sizeof(*w->outcome));
+	w->seq = calloc(n, sizeof(*w->seq));
+	if (!w->batch || !w->outcome || !w->seq ||
+	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
+	    !(w->ingest = ingest_new(w->db)) || pthread_create(thread, NULL, writer_main, w)) {
+		ingest_free(w->ingest);
+		db_close(w->db);
+		free(w->batch);
+		free(w->outcome);
+		free(w->seq);
+		free(w);
+		return ERR_DB;
+	}
+	return 0;
+}
