@@ -43,6 +43,7 @@ struct relayd {
 	uint64_t boot_id;
 	uint64_t started_at;
 	struct lws_context *lws;
+	int listen_fd;              /* our SO_REUSEPORT socket (listen.h) */
 	struct mailbox *mailbox;
 	struct conn_table *conns;   /* service thread only */
 	struct ingress *ingress;

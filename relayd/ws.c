@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "conn.h"
 #include "ingress.h"
+#include "listen.h"
 #include "nip11.h"
 #include "relayd.h"
 #include "reply.h"
@@ -135,8 +136,20 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	}
 }
 
+/* The listening socket, watched by lws as a raw descriptor. */
+static int ws_listen_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+			      void *in, size_t len)
+{
+	struct relayd *r = lws_context_user(lws_get_context(wsi));
+
+	if (reason == LWS_CALLBACK_RAW_RX_FILE)
+		return listen_on_ready(lws_get_vhost(wsi), r->listen_fd);
+	return 0;
+}
+
 static const struct lws_protocols ws_protocols[] = {
 	{ "nostr", ws_callback, sizeof(struct ws_session), 65536, 0, NULL, 0 },
+	{ "nostr-listen", ws_listen_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -145,17 +158,23 @@ struct lws_context *ws_create(struct relayd *r)
 	struct lws_context_creation_info info;
 	struct lws_context *ctx;
 
+	r->listen_fd = listen_open(r->cfg.bind, r->cfg.port);
+	if (r->listen_fd < 0) {
+		log_warn("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+		return NULL;
+	}
 	memset(&info, 0, sizeof(info));
-	info.port = (int)r->cfg.port;
-	info.iface = r->cfg.bind;
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	info.protocols = ws_protocols;
 	info.user = r;
-	info.options = LWS_SERVER_OPTION_ALLOW_LISTEN_SHARE | LWS_SERVER_OPTION_VALIDATE_UTF8;
-	if (strchr(r->cfg.bind, ':') == NULL)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
 	info.timeout_secs = 30;
 	ctx = lws_create_context(&info);
-	if (!ctx)
-		log_warnx("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+	if (!ctx || listen_adopt(lws_get_vhost_by_name(ctx, "default"), r->listen_fd, "nostr-listen")) {
+		log_warnx("cannot start libwebsockets on %s:%u", r->cfg.bind, r->cfg.port);
+		if (ctx)
+			lws_context_destroy(ctx);
+		return NULL;
+	}
 	return ctx;
 }

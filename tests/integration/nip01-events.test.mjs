@@ -191,7 +191,8 @@ describe('NIP-01 events', () => {
     for (const [what, text] of TEXTS) {
       for (const [how, encode] of ENCODINGS) {
         it(`${what}, sent ${how}`, async () => {
-          const ev = signed(sk, { content: text, tags: [['t', text], ['x', text, text]] });
+          /* the "enc" tag keeps the three encodings three distinct events */
+          const ev = signed(sk, { content: text, tags: [['t', text], ['x', text, text], ['enc', how]] });
           const c = await relay.connect();
           c.send(encode(['EVENT', ev]));
           assertOk(await c.okFor(ev.id), ev.id, true);

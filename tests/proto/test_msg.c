@@ -769,6 +769,7 @@ static void limit_address_space(void)
 	FILE *f = fopen("/proc/self/statm", "r");
 	unsigned long pages = 0;
 	struct rlimit lim;
+	rlim_t want;
 
 	if (!f)
 		return;
@@ -777,7 +778,11 @@ static void limit_address_space(void)
 	fclose(f);
 	if (!pages)
 		return;
-	lim.rlim_cur = lim.rlim_max = (rlim_t)pages * 4096 + (256u << 20);
+	/* Only the soft limit moves, so this also works unforked and unprivileged. */
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &lim), 0);
+	want = (rlim_t)pages * 4096 + (256u << 20);
+	if (lim.rlim_max == RLIM_INFINITY || want < lim.rlim_max)
+		lim.rlim_cur = want;
 	ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
 #endif
 }

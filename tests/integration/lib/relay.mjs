@@ -101,7 +101,8 @@ class Proc {
     this.name = name;
     this.log = '';
     this.exit = null;
-    this.stopping = false;
+    this.stopping = false; /* stop() sent SIGTERM */
+    this.killedByTest = false; /* kill() sent a signal */
     this.child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     this.pid = this.child.pid;
     live.add(this.child);
@@ -274,6 +275,7 @@ export class Relay {
   async kill(which, signal = 'SIGTERM', { wait = signal === 'SIGKILL' } = {}) {
     const p = which === 'stored' ? this.stored : this.relayd[which];
     if (!p || !p.running) throw new Error(`${which} is not running`);
+    p.killedByTest = true;
     p.child.kill(signal);
     if (!wait) return null;
     const ex = await p.waitExit();
@@ -314,12 +316,17 @@ export class Relay {
   }
 
   /* SIGTERM to every running process (workers first), waits for each, and
-   * throws if any did not exit with code 0.  Processes a test already killed
-   * are not judged here.  Removes the temp dir unless keepDir. */
+   * throws if any did not exit with code 0, or if any had exited before
+   * without a test killing it (a crash).  Removes the temp dir unless
+   * keepDir. */
   async stop({ keepDir = false } = {}) {
     await this.closeClients();
-    const procs = [...Object.values(this.relayd), this.stored].filter((p) => p && p.running);
     const failures = [];
+    for (const p of this.#allProcs()) {
+      if (!p.running && !p.killedByTest && !p.stopping)
+        failures.push(`${p.name} ${p.describeExit()} before stop (nothing asked it to exit)`);
+    }
+    const procs = [...Object.values(this.relayd), this.stored].filter((p) => p && p.running);
     for (const p of procs) {
       p.stopping = true;
       p.child.kill('SIGTERM');
