@@ -21,7 +21,7 @@
 #include "../common/err.h"
 #include "wire.h"
 
-#define SUB_ID_MAX 64
+#define SUB_ID_MAX MSG_SUB_ID_MAX
 #define KEY_LEN 32
 #define STR_MIN 4                /* an empty string: its length */
 #define EVENT_TAG_MIN (1 + 4)    /* name, empty value */
@@ -176,7 +176,7 @@ static struct msg_str get_view(struct wire_reader *r)
 	return s;
 }
 
-/* A subscription id is 1..64 bytes of anything. */
+/* A subscription id is 1..MSG_SUB_ID_MAX bytes of anything. */
 static struct msg_str get_sub_id(struct wire_reader *r)
 {
 	struct msg_str s = get_view(r);

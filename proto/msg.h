@@ -35,6 +35,9 @@
 
 #define PROTO_VERSION 1
 #define MSG_HEADER_LEN 8
+/* Longest subscription id in bytes: NIP-01 allows 64 characters, and a
+ * UTF-8 character takes up to 4 bytes. */
+#define MSG_SUB_ID_MAX 256
 /* Bytes of a DELIVER message that select its worker (version, type, worker). */
 #define MSG_TOPIC_LEN 4
 
@@ -101,7 +104,7 @@ enum msg_sub_flags {
 	MSG_SUB_HISTORY = 1, /* also query stored events, then QUERY_DONE */
 };
 
-/* SUB_OPEN: open or replace subscription sub_id on a connection. */
+/* SUB_OPEN: open or replace subscription sub_id (1..MSG_SUB_ID_MAX bytes) on a connection. */
 struct msg_sub_open {
 	uint64_t conn_id;
 	uint32_t sub_serial; /* the worker's number for this subscription; deliveries carry it */

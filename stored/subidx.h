@@ -21,7 +21,7 @@
 #include "../common/event.h"
 #include "../common/filter.h"
 
-#define SUBIDX_SUB_ID_MAX 64
+#define SUBIDX_SUB_ID_MAX 256 /* bytes: 64 characters of UTF-8 */
 
 struct subidx;
 
@@ -33,7 +33,7 @@ void subidx_free(struct subidx *idx);
 /*
  * Adds subscription (worker, conn_id, sub_id) or replaces the one with the
  * same name.  Takes ownership of filters (a malloc'ed array of nfilters
- * filters) whatever the outcome.  sub_id is sub_id_len bytes (1..64, any
+ * filters) whatever the outcome.  sub_id is sub_id_len bytes (1..SUBIDX_SUB_ID_MAX, any
  * bytes).  Returns 0, ERR_INVAL (bad sub_id length) or ERR_NOMEM.
  */
 int subidx_add(struct subidx *idx, uint16_t worker, uint64_t conn_id, const char *sub_id,

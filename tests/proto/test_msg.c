@@ -945,7 +945,8 @@ END_TEST
 
 START_TEST(test_sub_open_fields)
 {
-	static const char id65[] = "01234567890123456789012345678901234567890123456789012345678901234";
+	char id65[MSG_SUB_ID_MAX + 1];
+	memset(id65, 'x', sizeof(id65));
 	static const struct {
 		const char *sub_id;
 		uint32_t len;
@@ -953,9 +954,9 @@ START_TEST(test_sub_open_fields)
 		int err;
 	} rows[] = {
 		{ "a", 1, MSG_SUB_HISTORY, 0 },
-		{ id65, 64, 0, 0 },
+		{ NULL, MSG_SUB_ID_MAX, 0, 0 },
 		{ "", 0, 0, ERR_INVAL },
-		{ id65, 65, 0, ERR_INVAL },
+		{ NULL, MSG_SUB_ID_MAX + 1, 0, ERR_INVAL },
 		{ "a", 1, 2, ERR_INVAL },
 		{ "a", 1, 0x81, ERR_INVAL },
 	};
@@ -963,7 +964,8 @@ START_TEST(test_sub_open_fields)
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct buf b = BUF_INIT;
 
-		raw_put_sub_open_start(&b, rows[i].sub_id, rows[i].len, rows[i].flags, 0);
+		raw_put_sub_open_start(&b, rows[i].sub_id ? rows[i].sub_id : id65, rows[i].len,
+				       rows[i].flags, 0);
 		ck_assert_int_eq(sub_open_decode((const uint8_t *)b.data, b.len, NULL), rows[i].err);
 		buf_free(&b);
 	}
@@ -972,8 +974,9 @@ END_TEST
 
 START_TEST(test_sub_close_sub_id_bounds)
 {
-	static const char id65[] = "01234567890123456789012345678901234567890123456789012345678901234";
-	static const uint32_t lens[] = { 0, 1, 64, 65 };
+	char id65[MSG_SUB_ID_MAX + 1];
+	memset(id65, 'x', sizeof(id65));
+	static const uint32_t lens[] = { 0, 1, MSG_SUB_ID_MAX, MSG_SUB_ID_MAX + 1 };
 	static const int errs[] = { ERR_INVAL, 0, 0, ERR_INVAL };
 
 	for (size_t i = 0; i < 4; i++) {
