@@ -253,13 +253,21 @@ static int parse_check(struct parse_state *st, const struct event_limits *lim)
 	return 0;
 }
 
+/* How strings are escaped: jsonstr_append for the hash, _wire for output. */
+typedef int (*string_writer)(struct buf *b, const char *s, size_t len);
+
+static int append_string_as(struct buf *b, const cJSON *item, string_writer write)
+{
+	return write(b, item->valuestring, strlen(item->valuestring));
+}
+
 static int append_string(struct buf *b, const cJSON *item)
 {
-	return jsonstr_append(b, item->valuestring, strlen(item->valuestring));
+	return append_string_as(b, item, jsonstr_append);
 }
 
 /* `[[..],..]` with no whitespace. */
-static int append_tags(struct buf *b, const cJSON *tags)
+static int append_tags(struct buf *b, const cJSON *tags, string_writer write)
 {
 	const cJSON *tag, *el;
 
@@ -273,7 +281,7 @@ static int append_tags(struct buf *b, const cJSON *tags)
 		cJSON_ArrayForEach(el, tag) {
 			if (el != tag->child && buf_append_byte(b, ','))
 				return ERR_NOMEM;
-			if (append_string(b, el))
+			if (append_string_as(b, el, write))
 				return ERR_NOMEM;
 		}
 		if (buf_append_byte(b, ']'))
@@ -288,21 +296,23 @@ static int append_preimage(struct buf *b, const struct parse_state *st)
 	if (buf_append_str(b, "[0,") || append_string(b, st->field[F_PUBKEY]) ||
 	    buf_append_byte(b, ',') || buf_append_int(b, st->created_at) ||
 	    buf_append_byte(b, ',') || buf_append_int(b, st->kind) || buf_append_byte(b, ',') ||
-	    append_tags(b, st->field[F_TAGS]) || buf_append_byte(b, ',') ||
+	    append_tags(b, st->field[F_TAGS], jsonstr_append) || buf_append_byte(b, ',') ||
 	    append_string(b, st->field[F_CONTENT]) || buf_append_byte(b, ']'))
 		return ERR_NOMEM;
 	return 0;
 }
 
-/* `{"id":..,"pubkey":..,"created_at":..,"kind":..,"tags":..,"content":..,"sig":..}` */
+/* `{"id":..,"pubkey":..,"created_at":..,"kind":..,"tags":..,"content":..,"sig":..}`,
+ * escaped for the wire: valid JSON that decodes to the strings hashed. */
 static int append_canonical(struct buf *b, const struct parse_state *st)
 {
 	if (buf_append_str(b, "{\"id\":") || append_string(b, st->field[F_ID]) ||
 	    buf_append_str(b, ",\"pubkey\":") || append_string(b, st->field[F_PUBKEY]) ||
 	    buf_append_str(b, ",\"created_at\":") || buf_append_int(b, st->created_at) ||
 	    buf_append_str(b, ",\"kind\":") || buf_append_int(b, st->kind) ||
-	    buf_append_str(b, ",\"tags\":") || append_tags(b, st->field[F_TAGS]) ||
-	    buf_append_str(b, ",\"content\":") || append_string(b, st->field[F_CONTENT]) ||
+	    buf_append_str(b, ",\"tags\":") || append_tags(b, st->field[F_TAGS], jsonstr_append_wire) ||
+	    buf_append_str(b, ",\"content\":") ||
+	    append_string_as(b, st->field[F_CONTENT], jsonstr_append_wire) ||
 	    buf_append_str(b, ",\"sig\":") || append_string(b, st->field[F_SIG]) ||
 	    buf_append_byte(b, '}'))
 		return ERR_NOMEM;

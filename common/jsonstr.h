@@ -15,7 +15,16 @@
 
 struct buf;
 
-/* Appends `"` + escaped s (len bytes) + `"` to out.  Returns 0 or ERR_NOMEM. */
+/* Appends `"` + escaped s (len bytes) + `"` to out, exactly as NIP-01
+ * serializes for the id hash.  Returns 0 or ERR_NOMEM. */
 int jsonstr_append(struct buf *out, const char *s, size_t len);
+
+/*
+ * The same, for JSON that is sent or stored: as jsonstr_append(), plus the
+ * other control characters U+0000-U+001F as \u00XX, which JSON (RFC 8259)
+ * requires and raw NIP-01 leaves alone.  A client decoding it gets back the
+ * very string that was hashed.  Returns 0 or ERR_NOMEM.
+ */
+int jsonstr_append_wire(struct buf *out, const char *s, size_t len);
 
 #endif

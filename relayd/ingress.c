@@ -88,12 +88,16 @@ void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size
 
 static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job *job)
 {
-	cJSON *msg = cJSON_ParseWithLength(job->data, job->len);
+	/* data is NUL-terminated (buf_take): passing the NUL with
+	 * require_null_terminated refuses anything after the array. */
+	cJSON *msg = cJSON_ParseWithLengthOpts(job->data, job->len + 1, NULL, 1);
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
 	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0 };
 	char why[96];
 
-	if (!cJSON_IsArray(msg)) {
+	if (memchr(job->data, '\0', job->len)) {
+		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
+	} else if (!cJSON_IsArray(msg)) {
 		ingress_notice(lane->r, job->conn_id,
 			       msg ? "invalid: a message must be a JSON array" : "invalid: not valid JSON");
 	} else if (!cJSON_IsString(verb)) {
@@ -150,6 +154,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len)
 	struct ingress_job *job = malloc(sizeof(*job));
 	int rc = 0;
 
+	/* Callers pass buffers from buf_take(), which end with a NUL past len. */
 	if (!job) {
 		free(data);
 		return ERR_NOMEM;

@@ -21,7 +21,8 @@ struct ingress *ingress_start(struct relayd *r);
 /* Stops the lanes (dropping queued messages) and frees them.  NULL-safe. */
 void ingress_stop(struct ingress *in);
 /*
- * Queues one complete client message, taking data (malloc'ed, len bytes).
+ * Queues one complete client message, taking data (malloc'ed, len bytes
+ * followed by a NUL, as buf_take() returns).
  * Returns 0, or ERR_FULL when the lane is saturated (data freed).
  */
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len);

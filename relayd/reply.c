@@ -26,7 +26,7 @@ char *reply_ok(const uint8_t id[32], bool accepted, const char *message, size_t 
 	hex_encode(id, 32, hex);
 	failed = buf_append_str(&b, "[\"OK\",\"") || buf_append(&b, hex, 64) ||
 		 buf_append_str(&b, accepted ? "\",true," : "\",false,") ||
-		 jsonstr_append(&b, message, strlen(message)) || buf_append_byte(&b, ']');
+		 jsonstr_append_wire(&b, message, strlen(message)) || buf_append_byte(&b, ']');
 	return reply_finish(&b, failed, len);
 }
 
@@ -34,7 +34,7 @@ char *reply_notice(const char *message, size_t *len)
 {
 	struct buf b = BUF_INIT;
 	int failed = buf_append_str(&b, "[\"NOTICE\",") ||
-		     jsonstr_append(&b, message, strlen(message)) || buf_append_byte(&b, ']');
+		     jsonstr_append_wire(&b, message, strlen(message)) || buf_append_byte(&b, ']');
 
 	return reply_finish(&b, failed, len);
 }
@@ -42,8 +42,8 @@ char *reply_notice(const char *message, size_t *len)
 char *reply_closed(const char *sub_id, size_t sub_len, const char *message, size_t *len)
 {
 	struct buf b = BUF_INIT;
-	int failed = buf_append_str(&b, "[\"CLOSED\",") || jsonstr_append(&b, sub_id, sub_len) ||
-		     buf_append_byte(&b, ',') || jsonstr_append(&b, message, strlen(message)) ||
+	int failed = buf_append_str(&b, "[\"CLOSED\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
+		     buf_append_byte(&b, ',') || jsonstr_append_wire(&b, message, strlen(message)) ||
 		     buf_append_byte(&b, ']');
 
 	return reply_finish(&b, failed, len);
@@ -52,7 +52,7 @@ char *reply_closed(const char *sub_id, size_t sub_len, const char *message, size
 char *reply_eose(const char *sub_id, size_t sub_len, size_t *len)
 {
 	struct buf b = BUF_INIT;
-	int failed = buf_append_str(&b, "[\"EOSE\",") || jsonstr_append(&b, sub_id, sub_len) ||
+	int failed = buf_append_str(&b, "[\"EOSE\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
 		     buf_append_byte(&b, ']');
 
 	return reply_finish(&b, failed, len);
@@ -61,7 +61,7 @@ char *reply_eose(const char *sub_id, size_t sub_len, size_t *len)
 char *reply_event_head(const char *sub_id, size_t sub_len, size_t *len)
 {
 	struct buf b = BUF_INIT;
-	int failed = buf_append_str(&b, "[\"EVENT\",") || jsonstr_append(&b, sub_id, sub_len) ||
+	int failed = buf_append_str(&b, "[\"EVENT\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
 		     buf_append_byte(&b, ',');
 
 	return reply_finish(&b, failed, len);
@@ -71,7 +71,7 @@ char *reply_event(const char *sub_id, size_t sub_len, const char *json, size_t j
 		  size_t *len)
 {
 	struct buf b = BUF_INIT;
-	int failed = buf_append_str(&b, "[\"EVENT\",") || jsonstr_append(&b, sub_id, sub_len) ||
+	int failed = buf_append_str(&b, "[\"EVENT\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
 		     buf_append_byte(&b, ',') || buf_append(&b, json, json_len) ||
 		     buf_append_byte(&b, ']');
 

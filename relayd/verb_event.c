@@ -31,14 +31,16 @@ static int verb_event_has_id(const cJSON *obj, uint8_t id[32])
 static void verb_event_refuse(struct verb_ctx *v, const cJSON *obj, const char *why)
 {
 	uint8_t id[32];
-	size_t len;
+	size_t len = 0;
+	char *text;
 
 	atomic_fetch_add(&v->r->stats.events_rejected, 1);
 	if (!verb_event_has_id(obj, id)) {
 		ingress_notice(v->r, v->conn_id, why);
 		return;
 	}
-	ingress_send_text(v->r, v->conn_id, reply_ok(id, false, why, &len), len);
+	text = reply_ok(id, false, why, &len);
+	ingress_send_text(v->r, v->conn_id, text, len);
 }
 
 static void verb_event_limits(const struct relayd *r, struct event_limits *lim)

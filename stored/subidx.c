@@ -151,7 +151,7 @@ static size_t sub_key(uint8_t *key, uint16_t worker, uint64_t conn_id, const cha
 /* ---- lifetime ---- */
 
 /* Map seeds come from the kernel.  The clock-and-address fallback is weak,
- * but it only matters if getrandom() fails, which Linux does not do here. */
+ * but it only matters if getrandom() fails (entropy not ready at early boot). */
 static void subidx_seed(uint64_t seed[2])
 {
 	struct timespec ts;

@@ -32,7 +32,8 @@ static const char *writer_message(enum ingest_outcome outcome)
 	}
 }
 
-static void writer_reply(struct writer *w, const struct write_job *job, enum ingest_outcome outcome)
+static void writer_reply(struct writer *w, const struct write_job *job, const uint8_t *id,
+			 enum ingest_outcome outcome)
 {
 	struct buf out = BUF_INIT;
 	const char *text = writer_message(outcome);
@@ -40,7 +41,7 @@ static void writer_reply(struct writer *w, const struct write_job *job, enum ing
 	struct msg_event_result r = { .conn_id = job->conn_id, .accepted = outcome != INGEST_FAILED,
 				      .message = { text, (uint32_t)strlen(text) } };
 
-	memcpy(r.id, job->event.id, EVENT_ID_LEN);
+	memcpy(r.id, id, EVENT_ID_LEN);
 	if (msg_encode_event_result(&out, &h, &r) == 0)
 		rpc_reply(w->s, &job->to, out.data, out.len);
 	buf_free(&out);
@@ -112,11 +113,17 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 
 	for (size_t i = 0; i < n; i++) {
 		enum ingest_outcome o = committed ? w->outcome[i] : INGEST_FAILED;
+		uint8_t id[EVENT_ID_LEN];
 
-		writer_reply(w, w->batch[i], o);
+		/* The broadcaster hears of the event before its author does: a REQ
+		 * sent after the OK then reaches the broadcaster after the event,
+		 * so its history bound includes it. */
+		memcpy(id, w->batch[i]->event.id, EVENT_ID_LEN);
+		if (o == INGEST_STORED)
+			writer_forward(w, w->batch[i], w->seq[i]);
+		writer_reply(w, w->batch[i], id, o);
 		if (o == INGEST_STORED) {
 			atomic_fetch_add(&st->events_accepted, 1);
-			writer_forward(w, w->batch[i], w->seq[i]);
 		} else if (o == INGEST_FAILED) {
 			atomic_fetch_add(&st->events_rejected, 1);
 		} else {

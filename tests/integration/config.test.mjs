@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Relay, useRelay, binary, configText, freePort, run } from './lib/relay.mjs';
+import { Relay, itStopsCleanly, useRelay, binary, configText, freePort, run } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
 /* A temp dir holding relay.conf with the given extra lines; returns paths. */
@@ -136,4 +136,6 @@ describe('relayctl stats', () => {
     assert.ok(r.stdout.trim().length > 0);
     assert.match(r.stdout, /event/i);
   });
+
+  itStopsCleanly(relay);
 });

@@ -6,7 +6,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay } from './lib/relay.mjs';
+import { itStopsCleanly, useRelay } from './lib/relay.mjs';
 import {
   keypair, signed, signedCanonical, broken, now, asciiJson, longEscapeJson, plain,
 } from './lib/client.mjs';
@@ -219,15 +219,23 @@ describe('NIP-01 events', () => {
   });
 
   describe('acknowledged means committed', () => {
-    it('after OK true, a REQ on the other worker finds the event (20 rounds)', async () => {
-      const conns = [await relay.connectTo(1), await relay.connectTo(2)];
-      for (let i = 0; i < 20; i++) {
-        const ev = signed(sk, { content: `committed ${i}` });
-        const [pub, reader] = i % 2 ? conns : [conns[1], conns[0]];
-        assertOk(await pub.publish(ev), ev.id, true);
-        assert.deepEqual(await fetchById(reader, ev.id), ev, `round ${i}`);
-      }
-    });
+    /* [name, which connection reads: 'same' or 'other' worker] */
+    const READERS = [
+      ['the same connection', 'same'],
+      ['a connection on the other worker', 'other'],
+    ];
+    for (const [name, reader] of READERS) {
+      it(`after OK true, a REQ on ${name} finds the event at once (20 rounds)`, async () => {
+        const conns = [await relay.connectTo(1), await relay.connectTo(2)];
+        for (let i = 0; i < 20; i++) {
+          const ev = signed(sk, { content: `committed ${reader} ${i}` });
+          const pub = conns[i % 2];
+          assertOk(await pub.publish(ev), ev.id, true);
+          const read = reader === 'same' ? pub : conns[(i + 1) % 2];
+          assert.deepEqual(await fetchById(read, ev.id), ev, `round ${i}`);
+        }
+      });
+    }
   });
 
   describe('oversized messages', () => {
@@ -256,4 +264,6 @@ describe('NIP-01 events', () => {
     assert.deepEqual([r.frame[0], r.frame[1], r.frame[2], typeof r.frame[3]], ['OK', ev.id, true, 'string']);
     assert.equal(plain(ev).id, ev.id);
   });
+
+  itStopsCleanly(relay);
 });

@@ -7,7 +7,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay } from './lib/relay.mjs';
+import { itStopsCleanly, useRelay } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
 const T0 = 1700000000;
@@ -214,4 +214,6 @@ describe('NIP-01 kinds', () => {
       assert.deepEqual(r.events, []);
     });
   });
+
+  itStopsCleanly(relay);
 });

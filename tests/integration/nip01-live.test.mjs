@@ -9,7 +9,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay, sleep } from './lib/relay.mjs';
+import { itStopsCleanly, useRelay, sleep } from './lib/relay.mjs';
 import { keypair, signed, broken, now } from './lib/client.mjs';
 
 /* EVENT frames for subid still in c's inbox, as event ids. */
@@ -183,4 +183,6 @@ describe('NIP-01 live events', () => {
     await sleep(100);
     assert.deepEqual(pending(sub, 'burst'), [], 'no event delivered twice');
   });
+
+  itStopsCleanly(relay);
 });

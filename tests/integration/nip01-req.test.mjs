@@ -7,7 +7,7 @@
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay, sleep } from './lib/relay.mjs';
+import { itStopsCleanly, useRelay, sleep } from './lib/relay.mjs';
 import { keypair, signed, PREFIXES, asciiJson } from './lib/client.mjs';
 
 const LIMITS = { max_limit: 5, max_subscriptions: 4, max_filters: 3, max_filter_values: 4 };
@@ -370,4 +370,6 @@ describe('NIP-01 REQ', () => {
       assert.equal(got, 'are you there');
     });
   });
+
+  itStopsCleanly(relay);
 });

@@ -22,7 +22,7 @@ import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { before, after, beforeEach, afterEach } from 'node:test';
+import { it, before, after, beforeEach, afterEach } from 'node:test';
 import { Client } from './client.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -320,6 +320,7 @@ export class Relay {
    * without a test killing it (a crash).  Removes the temp dir unless
    * keepDir. */
   async stop({ keepDir = false } = {}) {
+    this.stopped = true;
     await this.closeClients();
     const failures = [];
     for (const p of this.#allProcs()) {
@@ -387,6 +388,15 @@ export function run(bin, args, { cwd, timeout = 10000 } = {}) {
   });
 }
 
+/* The last test of a describe() using useRelay(): stopping the relay is
+ * itself checked (exit code 0 on SIGTERM, no process gone before), and
+ * reported as a test rather than as a hook. */
+export function itStopsCleanly(relay) {
+  it('every process exits with code 0 on SIGTERM and none died before', async () => {
+    await relay.stop();
+  });
+}
+
 /* Registers hooks in the enclosing describe(): a Relay started before its
  * tests and stopped after them, the test's clients closed after each test,
  * and the relay output of a failed test printed. */
@@ -395,7 +405,7 @@ export function useRelay(options = {}) {
   let mark = null;
   before(async () => { await relay.start(); });
   after(async () => {
-    if (relay.stored) await relay.stop();
+    if (relay.stored && !relay.stopped) await relay.stop();
   });
   beforeEach(() => { mark = relay.stored ? relay.mark() : null; });
   afterEach(async (t) => {

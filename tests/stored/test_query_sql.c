@@ -1,0 +1,551 @@
+/*
+ * test_query_sql.c - checks stored/query_sql.c differentially.
+ *
+ * A fixed-seed generator inserts about 2000 events through ingest_event()
+ * into a real database (temp directory under /tmp): a small universe of
+ * authors, kinds (regular, replaceable and addressable), single-letter tags
+ * (lower and upper case, empty values, a value with a NUL byte, a quote) and
+ * created_at values with many ties; some events are sent twice.  A plain
+ * array mirrors what must be stored, applying the NIP-01 replacement rules
+ * itself, and the test checks ingest's outcomes agree with it on the way.
+ *
+ * Then several hundred random filters (ids, authors, kinds, #x, since/until,
+ * limit, combinations, empty lists, since > until) are run through
+ * query_sql_prepare() at several max_seq values, and the rows (seq, json)
+ * must equal the reference: filter_matches() over the mirrored events with
+ * seq <= max_seq, sorted by created_at descending then id ascending (memcmp),
+ * cut to the limit.
+ *
+ * Filters that can never match (filter_is_empty) are included when they come
+ * from empty lists or since > until: query_sql must return no rows for them.
+ * Filters with `search` are not generated: query_sql ignores that field by
+ * design and the caller (query.c) skips them via filter_is_empty().
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/err.h"
+#include "../../common/event.h"
+#include "../../common/filter.h"
+#include "../../stored/db.h"
+#include "../../stored/ingest.h"
+#include "../../stored/query_sql.h"
+
+#define NEVENTS 2000
+#define NFILTERS 500
+#define NO_LIMIT 100000u
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint32_t n)
+{
+	return (uint32_t)(rng_next() % n);
+}
+
+static int rng_chance(uint32_t percent)
+{
+	return rng_below(100) < percent;
+}
+
+/* The universe events and filters draw from. */
+#define NPUBKEYS 4
+static uint8_t pubkeys[NPUBKEYS + 1][32]; /* the last one never writes */
+static const uint32_t kinds[] = { 1, 7, 1111, 40000, 0, 10002, 30023 };
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+static const char letters[] = "eptTd";
+struct value {
+	const char *s;
+	uint32_t len;
+};
+static const struct value values[] = { { "x", 1 }, { "y", 1 },   { "X", 1 }, { "", 0 },
+				       { "a", 1 }, { "a\0b", 3 }, { "'", 1 }, { "xy", 2 } };
+#define NVALUES (sizeof(values) / sizeof(values[0]))
+
+/* The mirror of the events table. */
+struct ref_event {
+	struct event ev;
+	int64_t seq;
+	bool present;
+};
+
+static struct ref_event ref[NEVENTS];
+static size_t nref;
+static int64_t last_seq;
+
+static char tmp_dir[64], db_path[128];
+static sqlite3 *db;
+
+static void sql_exec(const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
+}
+
+static void random_bytes(uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)rng_next();
+}
+
+/* A fresh random event number n (its JSON names n, so rows are traceable). */
+static void random_event(struct event *ev, size_t n)
+{
+	struct event_tag tags[5];
+	uint8_t id[32], sig[64];
+	uint32_t ntags = rng_below(5);
+	char json[32];
+	int len;
+
+	random_bytes(id, sizeof(id));
+	if (rng_chance(20))
+		memset(id, 0, 20); /* long shared prefixes: ties need all 32 bytes */
+	memset(sig, 0, sizeof(sig));
+	for (uint32_t i = 0; i < ntags; i++) {
+		const struct value *v = &values[rng_below(NVALUES)];
+
+		tags[i] = (struct event_tag){ letters[rng_below(sizeof(letters) - 1)], v->len, v->s };
+	}
+	len = snprintf(json, sizeof(json), "{\"n\":%zu}", n);
+	if (event_build(ev, id, pubkeys[rng_below(NPUBKEYS)], sig, 1000 + rng_below(40),
+			kinds[rng_below(NKINDS)], tags, ntags, json, (uint32_t)len))
+		ck_abort_msg("event_build failed");
+}
+
+/* The address of a replaceable or addressable event: its first d value. */
+static bool same_address(const struct event *a, const struct event *b)
+{
+	uint32_t alen, blen;
+	const char *ad, *bd;
+
+	if (a->kind != b->kind || memcmp(a->pubkey, b->pubkey, 32) != 0)
+		return false;
+	if (event_class_of(a->kind) != EVENT_ADDRESSABLE)
+		return true;
+	ad = event_tag_value(a, 'd', &alen);
+	bd = event_tag_value(b, 'd', &blen);
+	return alen == blen && (alen == 0 || memcmp(ad, bd, alen) == 0);
+}
+
+/* What ingest must answer for ev, given the mirror; retires the versions
+ * ev replaces when it is stored. */
+static enum ingest_outcome ref_ingest(const struct event *ev)
+{
+	for (size_t i = 0; i < nref; i++)
+		if (ref[i].present && memcmp(ref[i].ev.id, ev->id, 32) == 0)
+			return INGEST_DUPLICATE;
+	if (event_class_of(ev->kind) == EVENT_REGULAR)
+		return INGEST_STORED;
+	for (size_t i = 0; i < nref; i++)
+		if (ref[i].present && same_address(&ref[i].ev, ev) &&
+		    !event_newer(ev->created_at, ev->id, ref[i].ev.created_at, ref[i].ev.id))
+			return INGEST_SUPERSEDED;
+	for (size_t i = 0; i < nref; i++)
+		if (ref[i].present && same_address(&ref[i].ev, ev))
+			ref[i].present = false;
+	return INGEST_STORED;
+}
+
+static void ingest_one(struct ingest *in, struct event *ev)
+{
+	enum ingest_outcome want = ref_ingest(ev);
+	int64_t seq = 0;
+
+	enum ingest_outcome got = ingest_event(in, ev, &seq);
+
+	if (got != want)
+		ck_abort_msg("event %zu (%s): ingest says %d, want %d", nref, ev->json, got, want);
+	if (want != INGEST_STORED) {
+		event_free(ev);
+		return;
+	}
+	if (seq <= last_seq)
+		ck_abort_msg("seq %lld after %lld", (long long)seq, (long long)last_seq);
+	last_seq = seq;
+	ref[nref].ev = *ev;
+	ref[nref].seq = seq;
+	ref[nref].present = true;
+	nref++;
+}
+
+/* A copy of a random event that was stored once (so: a duplicate, or for a
+ * replaced version, superseded). */
+static int copy_stored(struct event *out)
+{
+	const struct event *e;
+
+	if (nref == 0)
+		return -1;
+	e = &ref[rng_below((uint32_t)nref)].ev;
+	return event_build(out, e->id, e->pubkey, e->sig, e->created_at, e->kind, e->tags,
+			   e->ntags, e->json, e->json_len);
+}
+
+static void populate(void)
+{
+	struct ingest *in;
+	struct event ev;
+
+	rng_state = 20240601;
+	for (int i = 0; i <= NPUBKEYS; i++)
+		random_bytes(pubkeys[i], 32);
+	strcpy(tmp_dir, "/tmp/test_query_sql-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
+	snprintf(db_path, sizeof(db_path), "%s/relay.db", tmp_dir);
+	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
+	in = ingest_new(db);
+	ck_assert_ptr_nonnull(in);
+	sql_exec("BEGIN");
+	for (size_t n = 0; n < NEVENTS; n++) {
+		if (!rng_chance(5) || copy_stored(&ev) != 0)
+			random_event(&ev, n);
+		ingest_one(in, &ev);
+	}
+	sql_exec("COMMIT");
+	ingest_free(in);
+}
+
+static void setup(void)
+{
+	nref = 0;
+	last_seq = 0;
+	populate();
+}
+
+static void teardown(void)
+{
+	char path[160];
+
+	for (size_t i = 0; i < nref; i++)
+		event_free(&ref[i].ev);
+	db_close(db);
+	unlink(db_path);
+	snprintf(path, sizeof(path), "%s-wal", db_path);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s-shm", db_path);
+	unlink(path);
+	rmdir(tmp_dir);
+}
+
+/* Reference: created_at descending, then id ascending. */
+static int ref_order(const void *a, const void *b)
+{
+	const struct ref_event *x = *(const struct ref_event *const *)a;
+	const struct ref_event *y = *(const struct ref_event *const *)b;
+
+	if (x->ev.created_at != y->ev.created_at)
+		return x->ev.created_at > y->ev.created_at ? -1 : 1;
+	return memcmp(x->ev.id, y->ev.id, 32);
+}
+
+static size_t ref_query(const struct filter *f, int64_t max_seq, uint32_t limit,
+			const struct ref_event **out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nref; i++)
+		if (ref[i].present && ref[i].seq <= max_seq && filter_matches(f, &ref[i].ev))
+			out[n++] = &ref[i];
+	qsort(out, n, sizeof(*out), ref_order);
+	return n < limit ? n : limit;
+}
+
+/*
+ * Runs f through query_sql and compares every row with the reference;
+ * returns the number of rows.  what names the case in failure messages.
+ * Plain comparisons with ck_abort_msg keep the loop cheap: each passing
+ * ck_assert costs check a write to its parent.
+ */
+static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t limit,
+			   const char *what)
+{
+	static const struct ref_event *want[NEVENTS];
+	size_t nwant = ref_query(f, max_seq, limit, want), row = 0;
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (query_sql_prepare(db, f, max_seq, limit, &st) != 0)
+		ck_abort_msg("%s: query_sql_prepare failed", what);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(st, 0);
+		const char *json = (const char *)sqlite3_column_text(st, 1);
+
+		if (row >= nwant)
+			ck_abort_msg("%s: extra row seq %lld (want %zu rows)", what, (long long)seq,
+				     nwant);
+		if (seq != want[row]->seq)
+			ck_abort_msg("%s: row %zu has seq %lld, want %lld", what, row, (long long)seq,
+				     (long long)want[row]->seq);
+		if (sqlite3_column_bytes(st, 1) != (int)want[row]->ev.json_len ||
+		    strcmp(json, want[row]->ev.json) != 0)
+			ck_abort_msg("%s: row %zu has json %s, want %s", what, row, json,
+				     want[row]->ev.json);
+		row++;
+	}
+	if (rc != SQLITE_DONE || row != nwant)
+		ck_abort_msg("%s: %zu rows (rc %d), want %zu", what, row, rc, nwant);
+	sqlite3_finalize(st);
+	return row;
+}
+
+/* Random filter parts, allocated the way filter_free() releases them. */
+static void random_ids(struct filter *f)
+{
+	f->has_ids = true;
+	f->nids = rng_below(5);
+	f->ids = malloc(((size_t)f->nids + 1) * 32);
+	for (uint32_t i = 0; i < f->nids; i++) {
+		if (rng_chance(75))
+			memcpy(f->ids[i], ref[rng_below((uint32_t)nref)].ev.id, 32);
+		else
+			random_bytes(f->ids[i], 32);
+	}
+}
+
+static void random_authors(struct filter *f)
+{
+	f->has_authors = true;
+	f->nauthors = rng_below(4);
+	f->authors = malloc(((size_t)f->nauthors + 1) * 32);
+	for (uint32_t i = 0; i < f->nauthors; i++)
+		memcpy(f->authors[i], pubkeys[rng_below(NPUBKEYS + 1)], 32);
+}
+
+static void random_kinds(struct filter *f)
+{
+	f->has_kinds = true;
+	f->nkinds = rng_below(4);
+	f->kinds = malloc(((size_t)f->nkinds + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < f->nkinds; i++)
+		f->kinds[i] = rng_chance(90) ? kinds[rng_below(NKINDS)] : 5;
+}
+
+static void random_tag(struct filter_tag *t, char name)
+{
+	t->name = name;
+	t->nvalues = rng_chance(5) ? 0 : 1 + rng_below(3);
+	t->values = calloc((size_t)t->nvalues + 1, sizeof(char *));
+	t->lens = calloc((size_t)t->nvalues + 1, sizeof(uint32_t));
+	for (uint32_t i = 0; i < t->nvalues; i++) {
+		const struct value *v = &values[rng_below(NVALUES)];
+
+		t->values[i] = malloc(v->len + 1);
+		memcpy(t->values[i], v->s, v->len + 1);
+		t->lens[i] = v->len;
+	}
+}
+
+static void random_tags(struct filter *f)
+{
+	uint32_t want = rng_chance(70) ? 1 : 2;
+	char used[3] = { 0 };
+
+	f->tags = calloc(want, sizeof(*f->tags));
+	while (f->ntags < want) {
+		char name = rng_chance(90) ? letters[rng_below(sizeof(letters) - 1)] : 'q';
+
+		if (strchr(used, name))
+			continue;
+		used[f->ntags] = name;
+		random_tag(&f->tags[f->ntags++], name);
+	}
+}
+
+static uint32_t random_filter(struct filter *f)
+{
+	static const uint32_t limits[] = { 0, 1, 2, 3, 5, 10, 37, 100, 5000 };
+
+	filter_init(f);
+	if (rng_chance(15))
+		random_ids(f);
+	if (rng_chance(40))
+		random_authors(f);
+	if (rng_chance(40))
+		random_kinds(f);
+	if (rng_chance(40))
+		random_tags(f);
+	if (rng_chance(30))
+		f->since = 998 + rng_below(45);
+	if (rng_chance(30))
+		f->until = 998 + rng_below(45);
+	if (rng_chance(50)) {
+		f->has_limit = true;
+		f->limit = limits[rng_below(sizeof(limits) / sizeof(limits[0]))];
+	}
+	return f->has_limit ? f->limit : NO_LIMIT;
+}
+
+START_TEST(test_differential)
+{
+	const int64_t max_seqs[] = { 0, 1, last_seq / 3, last_seq / 2, last_seq - 1, last_seq,
+				     last_seq + 100 };
+	size_t nonempty = 0, empty_filters = 0;
+	char what[64];
+
+	rng_state = 77;
+	for (int i = 0; i < NFILTERS; i++) {
+		struct filter f;
+		uint32_t limit = random_filter(&f);
+
+		empty_filters += filter_is_empty(&f);
+		/* Every filter at the full table, plus two other cut-offs. */
+		snprintf(what, sizeof(what), "filter %d at max_seq %lld", i, (long long)last_seq);
+		nonempty += check_filter(&f, last_seq, limit, what) > 0;
+		for (int k = 0; k < 2; k++) {
+			int64_t max_seq = max_seqs[rng_below(sizeof(max_seqs) / sizeof(max_seqs[0]))];
+
+			snprintf(what, sizeof(what), "filter %d at max_seq %lld", i,
+				 (long long)max_seq);
+			check_filter(&f, max_seq, limit, what);
+		}
+		filter_free(&f);
+	}
+	/* The generator must exercise both outcomes, or the test proves little. */
+	ck_assert_uint_gt(nonempty, NFILTERS / 4);
+	ck_assert_uint_lt(nonempty, NFILTERS - NFILTERS / 10);
+	ck_assert_uint_gt(empty_filters, 10);
+}
+END_TEST
+
+/* The population itself: ties, replacements and duplicates really happen. */
+START_TEST(test_population_shape)
+{
+	size_t present = 0, replaced = 0;
+
+	for (size_t i = 0; i < nref; i++) {
+		present += ref[i].present;
+		replaced += !ref[i].present;
+	}
+	ck_assert_uint_gt(present, NEVENTS / 2);
+	ck_assert_uint_gt(replaced, 50);
+	ck_assert_uint_lt(nref, NEVENTS - 50); /* duplicates and superseded ones */
+}
+END_TEST
+
+START_TEST(test_no_constraints)
+{
+	struct filter f;
+	size_t all = 0;
+
+	filter_init(&f);
+	for (size_t i = 0; i < nref; i++)
+		all += ref[i].present;
+	ck_assert_uint_eq(check_filter(&f, last_seq, NO_LIMIT, "all"), all);
+	ck_assert_uint_eq(check_filter(&f, last_seq, 0, "limit 0"), 0);
+	ck_assert_uint_eq(check_filter(&f, 0, NO_LIMIT, "max_seq 0"), 0);
+	ck_assert_uint_eq(check_filter(&f, last_seq, UINT32_MAX, "limit max"), all);
+	ck_assert_uint_eq(check_filter(&f, last_seq, 7, "limit 7"), 7);
+}
+END_TEST
+
+/* Hundreds of values in one list still bind (one `?` each). */
+START_TEST(test_long_lists)
+{
+	struct filter f;
+
+	filter_init(&f);
+	f.has_ids = true;
+	f.nids = (uint32_t)nref;
+	f.ids = malloc(nref * 32);
+	for (size_t i = 0; i < nref; i++)
+		memcpy(f.ids[i], ref[nref - 1 - i].ev.id, 32);
+	f.has_kinds = true;
+	f.nkinds = 1000;
+	f.kinds = malloc(1000 * sizeof(uint32_t));
+	for (uint32_t i = 0; i < 1000; i++)
+		f.kinds[i] = i < 7 ? kinds[i] : 50000 + i;
+	ck_assert_uint_gt(check_filter(&f, last_seq, NO_LIMIT, "long lists"), NEVENTS / 2);
+	filter_free(&f);
+}
+END_TEST
+
+/* Tag values are bound, not spliced: quotes select only themselves. */
+START_TEST(test_values_are_bound)
+{
+	static const char *const nasty[] = { "'", "' OR 1=1 --", "\") OR (\"1\"=\"1", "x" };
+	struct filter f;
+
+	for (size_t k = 0; k < sizeof(nasty) / sizeof(nasty[0]); k++) {
+		filter_init(&f);
+		f.ntags = 1;
+		f.tags = calloc(1, sizeof(*f.tags));
+		f.tags[0].name = 't';
+		f.tags[0].nvalues = 1;
+		f.tags[0].values = calloc(1, sizeof(char *));
+		f.tags[0].lens = calloc(1, sizeof(uint32_t));
+		f.tags[0].values[0] = strdup(nasty[k]);
+		f.tags[0].lens[0] = (uint32_t)strlen(nasty[k]);
+		check_filter(&f, last_seq, NO_LIMIT, nasty[k]);
+		filter_free(&f);
+	}
+}
+END_TEST
+
+/* Upper- and lower-case letters are different tags, and "a" is not "a\0b". */
+START_TEST(test_tag_case_and_length)
+{
+	static const char names[] = { 't', 'T' };
+	static const struct value probe[] = { { "a", 1 }, { "a\0b", 3 }, { "", 0 } };
+	struct filter f;
+	char what[32];
+
+	for (size_t n = 0; n < 2; n++) {
+		for (size_t v = 0; v < 3; v++) {
+			filter_init(&f);
+			f.ntags = 1;
+			f.tags = calloc(1, sizeof(*f.tags));
+			f.tags[0].name = names[n];
+			f.tags[0].nvalues = 1;
+			f.tags[0].values = calloc(1, sizeof(char *));
+			f.tags[0].lens = calloc(1, sizeof(uint32_t));
+			f.tags[0].values[0] = malloc(probe[v].len + 1);
+			memcpy(f.tags[0].values[0], probe[v].s, probe[v].len + 1);
+			f.tags[0].lens[0] = probe[v].len;
+			snprintf(what, sizeof(what), "#%c value %zu", names[n], v);
+			ck_assert_uint_gt(check_filter(&f, last_seq, NO_LIMIT, what), 0);
+			filter_free(&f);
+		}
+	}
+}
+END_TEST
+
+static Suite *query_sql_suite(void)
+{
+	Suite *s = suite_create("query_sql");
+	TCase *tc = tcase_create("differential");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_population_shape);
+	tcase_add_test(tc, test_no_constraints);
+	tcase_add_test(tc, test_long_lists);
+	tcase_add_test(tc, test_values_are_bound);
+	tcase_add_test(tc, test_tag_case_and_length);
+	tcase_add_test(tc, test_differential);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(query_sql_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
