@@ -42,6 +42,8 @@ UNIT_SRC := $(wildcard tests/common/test_*.c tests/proto/test_*.c tests/stored/t
 UNIT_BIN := $(patsubst %.c,$(BUILD)/%,$(UNIT_SRC))
 
 .PHONY: all deps run test unit integration clean sanitize node_modules
+# Keep test objects: they are intermediates of a pattern chain.
+.SECONDARY:
 
 all: $(BUILD)/stored $(BUILD)/relayd $(BUILD)/relayctl
 

@@ -14,6 +14,7 @@
  * fixed filler), so a table's contents can be written as "10 20".
  */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,45 @@
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
 
+/* The directory every test's database lives in: made once by the parent
+ * process (unchecked fixture) and removed with whatever is left in it, so a
+ * failing test, whose forked child exits before its teardown, leaves no
+ * litter in /tmp. */
 static char tmp_dir[64];
+
+static void tmp_dir_make(void)
+{
+	strcpy(tmp_dir, "/tmp/test_ingest-XXXXXX");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void tmp_dir_remove(void)
+{
+	char path[sizeof(tmp_dir) + 300];
+	struct dirent *e;
+	DIR *d = opendir(tmp_dir);
+
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmp_dir);
+}
+
+/* A database path of its own for the current test. */
+static void db_path_make(char *path, size_t len)
+{
+	static unsigned n;
+
+	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
+}
+
 static char db_path[128];
 static sqlite3 *db;
 static struct ingest *in;
@@ -40,9 +79,7 @@ static void sql_exec(const char *sql)
 
 static void setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_ingest-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
-	snprintf(db_path, sizeof(db_path), "%s/relay.db", tmp_dir);
+	db_path_make(db_path, sizeof(db_path));
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
@@ -66,7 +103,6 @@ static void teardown(void)
 	remove_suffixed("");
 	remove_suffixed("-wal");
 	remove_suffixed("-shm");
-	rmdir(tmp_dir);
 }
 
 static void commit(void)
@@ -472,6 +508,7 @@ static Suite *ingest_suite(void)
 	Suite *s = suite_create("ingest");
 	TCase *tc = tcase_create("regular");
 
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_regular_insert_then_duplicate);
 	tcase_add_test(tc, test_regular_kinds_never_replace);
@@ -479,6 +516,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_new_without_schema);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("replaceable");
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_replaceable_keeps_newest, 0,
 			    (int)(sizeof(replaceable_kinds) / sizeof(replaceable_kinds[0])));
@@ -489,6 +527,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_replaceable_ignores_d);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("addressable");
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_addressable_by_d);
 	tcase_add_test(tc, test_addressable_missing_d);
@@ -496,6 +535,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_addressable_d_with_nul);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tags");
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tags_rows_written);
 	tcase_add_test(tc, test_tags_deleted_with_replaced);

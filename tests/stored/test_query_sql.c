@@ -22,6 +22,7 @@
  * design and the caller (query.c) skips them via filter_is_empty().
  */
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,46 @@ static struct ref_event ref[NEVENTS];
 static size_t nref;
 static int64_t last_seq;
 
-static char tmp_dir[64], db_path[128];
+/* The directory every test's database lives in: made once by the parent
+ * process (unchecked fixture) and removed with whatever is left in it, so a
+ * failing test, whose forked child exits before its teardown, leaves no
+ * litter in /tmp. */
+static char tmp_dir[64];
+
+static void tmp_dir_make(void)
+{
+	strcpy(tmp_dir, "/tmp/test_query_sql-XXXXXX");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void tmp_dir_remove(void)
+{
+	char path[sizeof(tmp_dir) + 300];
+	struct dirent *e;
+	DIR *d = opendir(tmp_dir);
+
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmp_dir);
+}
+
+/* A database path of its own for the current test. */
+static void db_path_make(char *path, size_t len)
+{
+	static unsigned n;
+
+	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
+}
+
+static char db_path[128];
 static sqlite3 *db;
 
 static void sql_exec(const char *sql)
@@ -202,9 +242,7 @@ static void populate(void)
 	rng_state = 20240601;
 	for (int i = 0; i <= NPUBKEYS; i++)
 		random_bytes(pubkeys[i], 32);
-	strcpy(tmp_dir, "/tmp/test_query_sql-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmp_dir));
-	snprintf(db_path, sizeof(db_path), "%s/relay.db", tmp_dir);
+	db_path_make(db_path, sizeof(db_path));
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
@@ -237,7 +275,6 @@ static void teardown(void)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s-shm", db_path);
 	unlink(path);
-	rmdir(tmp_dir);
 }
 
 /* Reference: created_at descending, then id ascending. */
@@ -528,6 +565,7 @@ static Suite *query_sql_suite(void)
 	TCase *tc = tcase_create("differential");
 
 	tcase_set_timeout(tc, 60);
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_population_shape);
 	tcase_add_test(tc, test_no_constraints);

@@ -1,0 +1,375 @@
+/*
+ * test_db.c - checks stored/db.c on real database files in a private
+ * mkdtemp() directory under /tmp: the schema (tables, columns, indexes), WAL
+ * mode, the synchronous setting, db_count_events and db_max_seq on empty and
+ * filled databases, that a read-only open cannot write (nor create a file),
+ * that a reader sees only committed rows, and that AUTOINCREMENT never hands
+ * out a seq again after the largest row is deleted.
+ *
+ * Expected values are the documented ones (db.h and SQLite's PRAGMA docs:
+ * synchronous reads back 2 for FULL, 1 for NORMAL); rows are inserted with
+ * the test's own SQL.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/err.h"
+#include "../../common/log.h"
+#include "../../stored/db.h"
+
+/* The directory every test's database lives in: made once by the parent
+ * process (unchecked fixture) and removed with whatever is left in it, so a
+ * failing test, whose forked child exits before its teardown, leaves no
+ * litter in /tmp. */
+static char tmp_dir[64];
+
+static void tmp_dir_make(void)
+{
+	strcpy(tmp_dir, "/tmp/test_db-XXXXXX");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void tmp_dir_remove(void)
+{
+	char path[sizeof(tmp_dir) + 300];
+	struct dirent *e;
+	DIR *d = opendir(tmp_dir);
+
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmp_dir);
+}
+
+/* A database path of its own for the current test. */
+static void db_path_make(char *path, size_t len)
+{
+	static unsigned n;
+
+	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
+}
+
+static char db_path[128];
+
+static void setup(void)
+{
+	db_path_make(db_path, sizeof(db_path));
+	log_set_level(LOG_ERROR); /* expected failures log warnings */
+}
+
+static void teardown(void)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char path[160];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", db_path, suffixes[i]);
+		unlink(path);
+	}
+}
+
+static sqlite3 *open_writer(const char *synchronous)
+{
+	sqlite3 *db = NULL;
+
+	ck_assert_int_eq(db_open(db_path, true, synchronous, &db), 0);
+	ck_assert_ptr_nonnull(db);
+	return db;
+}
+
+static sqlite3 *open_reader(void)
+{
+	sqlite3 *db = NULL;
+
+	ck_assert_int_eq(db_open(db_path, false, NULL, &db), 0);
+	ck_assert_ptr_nonnull(db);
+	return db;
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+	return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+static void insert_events(sqlite3 *db, int n)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind, addr, json)"
+					  " VALUES(randomblob(32), zeroblob(32), 1, 1, NULL, '{}')"),
+				 SQLITE_OK);
+}
+
+static int64_t sql_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static const char *sql_text(sqlite3 *db, const char *sql)
+{
+	static char out[256];
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(out, sizeof(out), "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return out;
+}
+
+static void expect_counts(sqlite3 *db, uint64_t count, int64_t max_seq)
+{
+	uint64_t n = 12345;
+	int64_t seq = 12345;
+
+	ck_assert_int_eq(db_count_events(db, &n), 0);
+	ck_assert_uint_eq(n, count);
+	ck_assert_int_eq(db_max_seq(db, &seq), 0);
+	ck_assert_int_eq(seq, max_seq);
+}
+
+START_TEST(test_schema)
+{
+	static const char *const objects[] = {
+		"table events",		    "table tags",		 "table sqlite_sequence",
+		"index events_created",	    "index events_pubkey",	 "index events_kind",
+		"index events_pubkey_kind", "index events_addr",	 "index tags_value",
+		"index tags_seq",
+	};
+	sqlite3 *db = open_writer("full");
+	char sql[160];
+
+	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		char type[16], name[64];
+
+		sscanf(objects[i], "%15s %63s", type, name);
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM sqlite_master WHERE type = '%s' AND name = '%s'", type,
+			 name);
+		ck_assert_msg(sql_int(db, sql) == 1, "missing %s", objects[i]);
+	}
+	ck_assert_str_eq(sql_text(db, "SELECT group_concat(name, ',') FROM "
+				      "(SELECT name FROM pragma_table_info('events') ORDER BY cid)"),
+			 "seq,id,pubkey,created_at,kind,addr,json");
+	ck_assert_str_eq(sql_text(db, "SELECT group_concat(name, ',') FROM "
+				      "(SELECT name FROM pragma_table_info('tags') ORDER BY cid)"),
+			 "seq,name,value,created_at");
+	/* seq is the rowid (INTEGER PRIMARY KEY) and ids are unique. */
+	ck_assert_int_eq(sql_int(db, "SELECT pk FROM pragma_table_info('events') WHERE name = 'seq'"),
+			 1);
+	insert_events(db, 1);
+	ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind, json)"
+				  " SELECT id, pubkey, 2, 2, 'x' FROM events"),
+			 SQLITE_CONSTRAINT);
+	ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind)"
+				  " VALUES(x'01', x'02', 3, 3)"),
+			 SQLITE_CONSTRAINT);
+	db_close(db);
+}
+END_TEST
+
+/* Opening again keeps the data (the schema statements are IF NOT EXISTS). */
+START_TEST(test_reopen_keeps_rows)
+{
+	sqlite3 *db = open_writer("full");
+
+	insert_events(db, 3);
+	db_close(db);
+	db = open_writer("normal");
+	expect_counts(db, 3, 3);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_wal_mode)
+{
+	sqlite3 *db = open_writer("full"), *ro;
+
+	ck_assert_str_eq(sql_text(db, "PRAGMA journal_mode"), "wal");
+	insert_events(db, 1);
+	ro = open_reader();
+	/* WAL is a property of the file: the reader sees it too. */
+	ck_assert_str_eq(sql_text(ro, "PRAGMA journal_mode"), "wal");
+	db_close(ro);
+	db_close(db);
+}
+END_TEST
+
+static const struct {
+	const char *mode;
+	int value;
+} sync_modes[] = { { "full", 2 }, { "normal", 1 } };
+
+START_TEST(test_synchronous)
+{
+	sqlite3 *db = open_writer(sync_modes[_i].mode);
+
+	ck_assert_int_eq(sql_int(db, "PRAGMA synchronous"), sync_modes[_i].value);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_counts)
+{
+	sqlite3 *db = open_writer("normal"), *ro;
+
+	expect_counts(db, 0, 0);
+	ro = open_reader();
+	expect_counts(ro, 0, 0);
+	insert_events(db, 5);
+	expect_counts(db, 5, 5);
+	expect_counts(ro, 5, 5);
+	ck_assert_int_eq(exec(db, "DELETE FROM events WHERE seq IN (1, 2)"), SQLITE_OK);
+	expect_counts(ro, 3, 5);
+	db_close(ro);
+	db_close(db);
+}
+END_TEST
+
+/* A reader sees a write only once it is committed. */
+START_TEST(test_reader_sees_commits)
+{
+	sqlite3 *db = open_writer("normal"), *ro = open_reader();
+
+	ck_assert_int_eq(exec(db, "BEGIN"), SQLITE_OK);
+	insert_events(db, 2);
+	expect_counts(db, 2, 2);
+	expect_counts(ro, 0, 0);
+	ck_assert_int_eq(exec(db, "COMMIT"), SQLITE_OK);
+	expect_counts(ro, 2, 2);
+	db_close(ro);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_read_only)
+{
+	sqlite3 *db = open_writer("full"), *ro;
+
+	insert_events(db, 1);
+	ro = open_reader();
+	ck_assert_int_eq(exec(ro, "INSERT INTO events(id, pubkey, created_at, kind, json)"
+				  " VALUES(x'01', x'02', 3, 3, '{}')"),
+			 SQLITE_READONLY);
+	ck_assert_int_eq(exec(ro, "DELETE FROM events"), SQLITE_READONLY);
+	ck_assert_int_eq(exec(ro, "CREATE TABLE t(x)"), SQLITE_READONLY);
+	expect_counts(ro, 1, 1);
+	db_close(ro);
+	expect_counts(db, 1, 1);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_read_only_missing_file)
+{
+	sqlite3 *ro = NULL;
+
+	ck_assert_int_eq(db_open(db_path, false, NULL, &ro), ERR_DB);
+	ck_assert_ptr_null(ro);
+	ck_assert_int_ne(access(db_path, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_open_bad_directory)
+{
+	sqlite3 *db = NULL;
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/missing/relay.db", tmp_dir);
+	ck_assert_int_eq(db_open(path, true, "full", &db), ERR_DB);
+	ck_assert_ptr_null(db);
+}
+END_TEST
+
+/* A file that is not a database is refused, not clobbered. */
+START_TEST(test_open_garbage_file)
+{
+	sqlite3 *db = NULL;
+	FILE *f = fopen(db_path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 200; i++)
+		fputs("this is not an sqlite database\n", f);
+	fclose(f);
+	ck_assert_int_eq(db_open(db_path, true, "full", &db), ERR_DB);
+	ck_assert_ptr_null(db);
+}
+END_TEST
+
+START_TEST(test_autoincrement_never_reuses)
+{
+	sqlite3 *db = open_writer("normal");
+
+	insert_events(db, 3);
+	ck_assert_int_eq(exec(db, "DELETE FROM events WHERE seq = 3"), SQLITE_OK);
+	expect_counts(db, 2, 2);
+	insert_events(db, 1);
+	expect_counts(db, 3, 4);
+	/* Even an empty table, and a reopened one, continue past the old maximum. */
+	ck_assert_int_eq(exec(db, "DELETE FROM events"), SQLITE_OK);
+	expect_counts(db, 0, 0);
+	db_close(db);
+	db = open_writer("normal");
+	insert_events(db, 1);
+	expect_counts(db, 1, 5);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(test_close_null)
+{
+	db_close(NULL);
+}
+END_TEST
+
+static Suite *db_suite(void)
+{
+	Suite *s = suite_create("db");
+	TCase *tc = tcase_create("db");
+
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_schema);
+	tcase_add_test(tc, test_reopen_keeps_rows);
+	tcase_add_test(tc, test_wal_mode);
+	tcase_add_loop_test(tc, test_synchronous, 0,
+			    (int)(sizeof(sync_modes) / sizeof(sync_modes[0])));
+	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_reader_sees_commits);
+	tcase_add_test(tc, test_read_only);
+	tcase_add_test(tc, test_read_only_missing_file);
+	tcase_add_test(tc, test_open_bad_directory);
+	tcase_add_test(tc, test_open_garbage_file);
+	tcase_add_test(tc, test_autoincrement_never_reuses);
+	tcase_add_test(tc, test_close_null);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(db_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
