@@ -587,6 +587,7 @@ int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struc
 	put_u32(&w, m->sub_serial);
 	put_view(&w, &m->sub_id);
 	put_u8(&w, m->flags);
+	put_u64(&w, m->resume_after);
 	put_u32(&w, m->nfilters);
 	for (uint32_t i = 0; i < m->nfilters; i++)
 		put_filter(&w, &m->filters[i]);
@@ -605,7 +606,10 @@ int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m)
 	m->sub_serial = wire_get_u32(&r);
 	m->sub_id = get_sub_id(&r);
 	m->flags = wire_get_u8(&r);
-	if (m->flags & ~MSG_SUB_HISTORY)
+	m->resume_after = wire_get_u64(&r);
+	if ((m->flags & ~(MSG_SUB_HISTORY | MSG_SUB_RESUME)) ||
+	    (m->flags == (MSG_SUB_HISTORY | MSG_SUB_RESUME)) ||
+	    (!(m->flags & MSG_SUB_RESUME) && m->resume_after))
 		reader_reject(&r, ERR_INVAL);
 	m->filters = get_filters(&r, &m->nfilters);
 	err = wire_finish(&r);
@@ -686,6 +690,7 @@ int msg_encode_query_done(struct buf *out, const struct msg_header *h,
 	put_u64(&w, m->conn_id);
 	put_u32(&w, m->sub_serial);
 	put_u8(&w, m->status);
+	put_u64(&w, m->max_seq);
 	put_view(&w, &m->message);
 	return writer_end(&w);
 }
@@ -700,6 +705,7 @@ int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m
 	m->status = wire_get_u8(&r);
 	if (m->status != MSG_QUERY_EOSE && m->status != MSG_QUERY_CLOSED)
 		reader_reject(&r, ERR_INVAL);
+	m->max_seq = wire_get_u64(&r);
 	m->message = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
 }
@@ -753,6 +759,7 @@ int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct
 
 	writer_begin(&w, out, h, MSG_DELIVER);
 	put_u64(&w, m->seq);
+	put_u64(&w, m->commit_seq);
 	put_view(&w, &m->event_json);
 	put_u32(&w, m->ntargets);
 	for (uint32_t i = 0; i < m->ntargets; i++) {
@@ -771,6 +778,7 @@ int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m)
 	memset(m, 0, sizeof(*m));
 	wire_reader_init(&r, body, len);
 	m->seq = wire_get_u64(&r);
+	m->commit_seq = wire_get_u64(&r);
 	m->event_json = get_view(&r);
 	n = get_count(&r, TARGET_LEN);
 	m->targets = reader_alloc(&r, n, sizeof(*m->targets));

@@ -102,6 +102,9 @@ struct msg_event_result {
 
 enum msg_sub_flags {
 	MSG_SUB_HISTORY = 1, /* also query stored events, then QUERY_DONE */
+	MSG_SUB_RESUME = 2,  /* re-registering a live subscription: replay the
+				matching events committed after resume_after (no
+				limit beyond the relay's), then QUERY_DONE */
 };
 
 /* SUB_OPEN: open or replace subscription sub_id (1..MSG_SUB_ID_MAX bytes) on a connection. */
@@ -109,7 +112,9 @@ struct msg_sub_open {
 	uint64_t conn_id;
 	uint32_t sub_serial; /* the worker's number for this subscription; deliveries carry it */
 	struct msg_str sub_id;
-	uint8_t flags;       /* enum msg_sub_flags */
+	uint8_t flags;       /* enum msg_sub_flags; HISTORY and RESUME exclude each other */
+	uint64_t resume_after; /* with MSG_SUB_RESUME: the last commit seq already
+				  delivered; 0 otherwise */
 	uint32_t nfilters;
 	struct filter *filters; /* owned after decoding: msg_sub_open_release() */
 };
@@ -132,6 +137,8 @@ struct msg_query_done {
 	uint64_t conn_id;
 	uint32_t sub_serial;
 	uint8_t status; /* enum msg_query_status */
+	uint64_t max_seq; /* the commit seq the subscription was registered at:
+			     later events arrive live */
 	struct msg_str message;
 };
 
@@ -154,6 +161,7 @@ struct msg_target {
 /* DELIVER: one live event for one worker's matching subscriptions. */
 struct msg_deliver {
 	uint64_t seq; /* per worker, +1 per DELIVER; a jump is a gap */
+	uint64_t commit_seq; /* the event's commit order in the database; 0 if ephemeral */
 	struct msg_str event_json;
 	uint32_t ntargets;
 	struct msg_target *targets; /* owned array: msg_deliver_release() */

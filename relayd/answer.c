@@ -48,7 +48,7 @@ static struct sub *answer_querying_sub(struct relayd *r, uint64_t conn_id, uint3
 
 	*c = conn_find(r->conns, conn_id);
 	s = *c ? conn_sub_find_serial(*c, serial) : NULL;
-	if (!s || s->live) {
+	if (!s || s->state == SUB_LIVE) {
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return NULL;
 	}
@@ -74,6 +74,25 @@ static void answer_query_events(struct relayd *r, const void *body, size_t len)
 	msg_query_events_release(&m);
 }
 
+/* History (or a resume's replay) is complete: EOSE if the client waits for
+ * one, then whatever arrived live meanwhile, then live delivery. */
+static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t max_seq)
+{
+	size_t n;
+	char *frame;
+
+	if (s->state == SUB_QUERYING) {
+		frame = reply_eose(s->id, s->id_len, &n);
+		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
+			return;
+	}
+	s->state = SUB_LIVE;
+	s->floor_seq = max_seq;
+	outq_splice(&c->out, &s->held);
+	if (c->out.first)
+		lws_callback_on_writable(c->wsi);
+}
+
 static void answer_query_done(struct relayd *r, const void *body, size_t len)
 {
 	struct msg_query_done m;
@@ -88,12 +107,7 @@ static void answer_query_done(struct relayd *r, const void *body, size_t len)
 	if (!s)
 		return;
 	if (m.status == MSG_QUERY_EOSE) {
-		frame = reply_eose(s->id, s->id_len, &n);
-		if (frame && send_frame(r, c, frame, n, NULL, '\0') == 0) {
-			s->live = true;
-			outq_splice(&c->out, &s->held);
-			lws_callback_on_writable(c->wsi);
-		}
+		answer_go_live(r, c, s, m.max_seq);
 		return;
 	}
 	snprintf(why, sizeof(why), "%.*s", (int)m.message.len, m.message.ptr);
@@ -148,7 +162,7 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 	if (!head)
 		return;
 	body->refs++;
-	if (s->live) {
+	if (s->state == SUB_LIVE) {
 		send_frame(r, c, head, n, body, ']');
 	} else if (s->held.count < ANSWER_HELD_MAX) {
 		outq_push(&s->held, head, n, body, ']');
@@ -178,6 +192,8 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	    msg_decode_deliver(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &m))
 		return;
 	answer_count_gap(r, m.seq);
+	if (m.commit_seq > r->last_commit_seq)
+		r->last_commit_seq = m.commit_seq;
 	body = shared_new(m.event_json.ptr, m.event_json.len);
 	for (uint32_t i = 0; body && i < m.ntargets; i++)
 		answer_deliver_one(r, &m.targets[i], body);

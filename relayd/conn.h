@@ -21,14 +21,22 @@
 #include "../common/filter.h"
 #include "outq.h"
 
+enum sub_state {
+	SUB_QUERYING, /* stored events are coming; EOSE not sent yet */
+	SUB_RESUMING, /* re-registered after stored came back; missed events are
+			 being replayed (no second EOSE) */
+	SUB_LIVE,     /* deliveries go straight out */
+};
+
 struct sub {
 	char id[257];         /* NUL-terminated; id_len bytes */
 	uint32_t id_len;
 	uint32_t serial;      /* this worker's number for it; deliveries echo it */
-	bool live;            /* EOSE sent: deliveries go straight out */
+	enum sub_state state;
+	uint64_t floor_seq;   /* commit seq it was registered at (QUERY_DONE) */
 	struct filter *filters; /* kept to re-register after stored restarts */
 	uint32_t nfilters;
-	struct outq held;     /* deliveries that arrived before EOSE */
+	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
 };
 
 struct pending_event {

@@ -77,14 +77,46 @@ static void *link_sub_main(void *arg)
 	return NULL;
 }
 
-static void link_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+/*
+ * The link counts as up once both sockets have a pipe: subscriptions are
+ * registered again only then, so no delivery for them can be published
+ * before this worker's SUB pipe is there to take it.  Sending requests needs
+ * only the rpc pipe.  Pipe callbacks run on nng's threads, hence the lock.
+ */
+static void link_pipe_event(struct relayd *r, int *pipes, nng_pipe_ev ev)
+{
+	enum mail_kind kind = MAIL_TEXT; /* none */
+	struct mail *m;
+	bool both;
+
+	pthread_mutex_lock(&r->link_lock);
+	*pipes += ev == NNG_PIPE_EV_ADD_POST ? 1 : -1;
+	both = r->rpc_pipes > 0 && r->sub_pipes > 0;
+	atomic_store(&r->link_up, r->rpc_pipes > 0);
+	if (both && !r->link_announced) {
+		r->link_announced = true;
+		kind = MAIL_LINK_UP;
+	} else if (!both && r->link_announced) {
+		r->link_announced = false;
+		kind = MAIL_LINK_DOWN;
+	}
+	pthread_mutex_unlock(&r->link_lock);
+	if (kind != MAIL_TEXT && (m = mail_new(kind, 0)))
+		mailbox_post(r->mailbox, m);
+}
+
+static void link_rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct relayd *r = arg;
-	struct mail *m = mail_new(ev == NNG_PIPE_EV_ADD_POST ? MAIL_LINK_UP : MAIL_LINK_DOWN, 0);
 
-	atomic_store(&r->link_up, ev == NNG_PIPE_EV_ADD_POST);
-	if (m)
-		mailbox_post(r->mailbox, m);
+	link_pipe_event(r, &r->rpc_pipes, ev);
+}
+
+static void link_sub_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct relayd *r = arg;
+
+	link_pipe_event(r, &r->sub_pipes, ev);
 }
 
 static int link_dial(nng_socket sock, const struct config *cfg, const char *name)
@@ -93,7 +125,7 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 
 	config_socket_url(cfg, name, url, sizeof(url));
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
-	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 1000);
+	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 250);
 	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
 	return nng_dial(sock, url, NULL, NNG_FLAG_NONBLOCK) ? ERR_NNG : 0;
 }
@@ -112,8 +144,11 @@ int link_open(struct relayd *r)
 	nng_socket_set_int(r->rpc, NNG_OPT_RECVBUF, 1024);
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
-	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_pipe_event, r);
-	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_pipe_event, r);
+	pthread_mutex_init(&r->link_lock, NULL);
+	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_rpc_pipe_event, r);
+	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
+	nng_pipe_notify(r->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
+	nng_pipe_notify(r->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
 	if (link_dial(r->rpc, &r->cfg, "stored-rpc.ipc") || link_dial(r->sub, &r->cfg, "stored-pub.ipc"))
 		return ERR_NNG;
 	if (pthread_create(&r->link_threads[0], NULL, link_rpc_main, r) ||

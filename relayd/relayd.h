@@ -53,6 +53,11 @@ struct relayd {
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
 	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
+	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
+	pthread_mutex_t link_lock;  /* guards the three fields below */
+	int rpc_pipes, sub_pipes;   /* pipes to stored on each socket (an old one
+				       may close after its successor opened) */
+	bool link_announced;        /* MAIL_LINK_UP posted for the current pipes */
 	uint32_t next_sub_serial;   /* service thread */
 	lws_sorted_usec_list_t tick; /* the once-a-second timer */
 	char nip11[4096];           /* the NIP-11 document, built once */

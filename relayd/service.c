@@ -53,12 +53,14 @@ static void service_ok(struct relayd *r, struct conn *c, const uint8_t id[32], c
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, bool history)
+int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after)
 {
 	uint32_t request_id = link_request_id(r);
 	struct msg_header h = { PROTO_VERSION, MSG_SUB_OPEN, (uint16_t)r->instance, request_id };
+	bool resume = s->state != SUB_QUERYING;
 	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
-				  history ? MSG_SUB_HISTORY : 0, s->nfilters, s->filters };
+				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
+				  s->nfilters, s->filters };
 	struct buf out = BUF_INIT;
 
 	if (msg_encode_sub_open(&out, &h, &m)) {
@@ -108,7 +110,7 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 		return;
 	}
-	if (service_sub_register(r, c, s, true)) {
+	if (service_sub_register(r, c, s, 0)) {
 		service_closed(r, c, m->sub_id, m->sub_id_len,
 			       "error: storage is unavailable, retry shortly");
 		conn_sub_remove(c, s);
@@ -154,12 +156,25 @@ static void service_hello(struct relayd *r)
 		buf_free(&out);
 }
 
+/*
+ * Registers a connection's subscriptions again after stored came back.  One
+ * still waiting for its history asks for it again; a live one asks for the
+ * events committed after the later of the point it was registered at and
+ * the newest commit this worker has delivered.  Commit seqs persist in the
+ * database, so nothing committed while it was unregistered is missed.
+ */
 static void service_restore_conn(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
 
-	for (uint32_t i = 0; i < c->nsubs; i++)
-		service_sub_register(r, c, c->subs[i], !c->subs[i]->live);
+	for (uint32_t i = 0; i < c->nsubs; i++) {
+		struct sub *s = c->subs[i];
+		uint64_t after = s->floor_seq > r->last_commit_seq ? s->floor_seq : r->last_commit_seq;
+
+		if (s->state != SUB_QUERYING)
+			s->state = SUB_RESUMING;
+		service_sub_register(r, c, s, after);
+	}
 }
 
 static void mail_link_up(struct relayd *r)

@@ -25,9 +25,10 @@ void service_drain(struct relayd *r);
 void service_tick(struct relayd *r);
 /* A connection closed: tell stored and forget it. */
 void service_conn_gone(struct relayd *r, struct conn *c);
-/* Sends SUB_OPEN for sub (with its history when history is true).
- * Returns 0 or an error from link_send. */
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, bool history);
+/* Sends SUB_OPEN for sub: with its history while it is SUB_QUERYING,
+ * otherwise as a resume replaying commits after resume_after.  Returns 0 or
+ * an error from link_send. */
+int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after);
 /* Milliseconds on a monotonic clock. */
 int64_t service_now_ms(void);
 

@@ -27,7 +27,8 @@ struct bcast_peer {
 struct bcast {
 	struct stored *s;
 	struct subidx *idx;
-	int64_t last_seq;
+	int64_t last_seq;    /* the newest commit delivered */
+	int64_t current_seq; /* the commit being delivered now (0: ephemeral) */
 	struct bcast_peer peers[STORED_MAX_WORKERS];
 	struct bcast_targets targets[STORED_MAX_WORKERS];
 	uint16_t touched[STORED_MAX_WORKERS];
@@ -61,7 +62,8 @@ static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *
 {
 	struct bcast_targets *t = &b->targets[worker];
 	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, 0 };
-	struct msg_deliver d = { ++b->peers[worker].seq, { ev->json, ev->json_len }, t->n, t->items };
+	struct msg_deliver d = { ++b->peers[worker].seq, (uint64_t)b->current_seq,
+				 { ev->json, ev->json_len }, t->n, t->items };
 	nng_msg *msg;
 
 	buf_reset(&b->out);
@@ -79,6 +81,7 @@ static void bcast_event(struct bcast *b, struct bcast_job *job)
 {
 	if (job->seq > b->last_seq)
 		b->last_seq = job->seq;
+	b->current_seq = job->seq;
 	b->ntouched = 0;
 	subidx_match(b->idx, &job->event, bcast_collect, b);
 	for (uint32_t i = 0; i < b->ntouched; i++) {
@@ -94,17 +97,20 @@ static void bcast_sync_counts(struct bcast *b)
 	atomic_store(&b->s->stats.subscriptions, subidx_count(b->idx));
 }
 
-/* Registers the subscription at last_seq and queues its history query. */
+/* Registers the subscription at last_seq and queues its history query (or,
+ * for a resumed subscription, the replay of what it missed). */
 static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 {
 	struct query_job *q = NULL;
 
-	if (job->flags & MSG_SUB_HISTORY) {
+	if (job->flags & (MSG_SUB_HISTORY | MSG_SUB_RESUME)) {
 		q = calloc(1, sizeof(*q));
 		if (q) {
 			q->to = job->to;
 			q->conn_id = job->conn_id;
 			q->sub_serial = job->sub_serial;
+			q->resume = (job->flags & MSG_SUB_RESUME) != 0;
+			q->min_seq = q->resume ? (int64_t)job->resume_after : 0;
 			q->max_seq = b->last_seq;
 			q->nfilters = job->nfilters;
 			q->filters = calloc(job->nfilters ? job->nfilters : 1, sizeof(struct filter));

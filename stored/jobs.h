@@ -7,6 +7,7 @@
 #ifndef STORED_JOBS_H
 #define STORED_JOBS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/event.h"
@@ -39,6 +40,7 @@ struct bcast_job {
 	uint64_t conn_id;
 	uint32_t sub_serial;
 	uint8_t flags;          /* BCAST_SUB_OPEN: msg_sub_flags */
+	uint64_t resume_after;  /* BCAST_SUB_OPEN with MSG_SUB_RESUME */
 	char sub_id[SUBIDX_SUB_ID_MAX + 1];
 	uint32_t sub_id_len;
 	struct filter *filters; /* BCAST_SUB_OPEN: owned */
@@ -46,14 +48,18 @@ struct bcast_job {
 	uint64_t boot_id;       /* BCAST_HELLO */
 };
 
-/* bcast -> query pool: stored events of one subscription up to max_seq. */
+/* bcast -> query pool: stored events of one subscription with
+ * min_seq < seq <= max_seq.  A resume replays every match (up to the relay's
+ * max_limit per filter) whatever the filters' own limits. */
 struct query_job {
 	struct rpc_return to;
 	uint64_t conn_id;
 	uint32_t sub_serial;
 	struct filter *filters; /* owned */
 	uint32_t nfilters;
+	int64_t min_seq;
 	int64_t max_seq;
+	bool resume;
 };
 
 void write_job_free(struct write_job *job);

@@ -71,22 +71,25 @@ static int query_add(struct query_worker *q, const struct query_job *job, const 
 	return 0;
 }
 
-static uint32_t query_limit(const struct stored *s, const struct filter *f)
+static uint32_t query_limit(const struct stored *s, const struct query_job *job,
+			    const struct filter *f)
 {
 	uint32_t max = s->cfg.max_limit;
 
+	if (job->resume)
+		return max;
 	return f->has_limit && f->limit < max ? f->limit : max;
 }
 
 static int query_filter(struct query_worker *q, const struct query_job *job, const struct filter *f)
 {
-	uint32_t limit = query_limit(q->s, f);
+	uint32_t limit = query_limit(q->s, job, f);
 	sqlite3_stmt *st;
 	int rc;
 
-	if (limit == 0 || filter_is_empty(f))
+	if (limit == 0 || filter_is_empty(f) || job->max_seq <= job->min_seq)
 		return 0;
-	if (query_sql_prepare(q->db, f, job->max_seq, limit, &st))
+	if (query_sql_prepare_range(q->db, f, job->min_seq, job->max_seq, limit, &st))
 		return ERR_DB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!query_seen_insert(q, sqlite3_column_int64(st, 0)))
@@ -103,7 +106,7 @@ static void query_done(struct query_worker *q, const struct query_job *job, int 
 	static const char why[] = "error: the query failed";
 	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, job->to.worker, job->to.request_id };
 	struct msg_query_done d = { job->conn_id, job->sub_serial,
-				    failed ? MSG_QUERY_CLOSED : MSG_QUERY_EOSE,
+				    failed ? MSG_QUERY_CLOSED : MSG_QUERY_EOSE, (uint64_t)job->max_seq,
 				    { failed ? why : "", failed ? (uint32_t)sizeof(why) - 1 : 0 } };
 
 	buf_reset(&q->out);
@@ -116,7 +119,7 @@ static int query_prepare_seen(struct query_worker *q, const struct query_job *jo
 	size_t want = 16;
 
 	for (uint32_t i = 0; i < job->nfilters; i++)
-		want += 2 * (size_t)query_limit(q->s, &job->filters[i]);
+		want += 2 * (size_t)query_limit(q->s, job, &job->filters[i]);
 	while (q->seen_cap < want)
 		q->seen_cap = q->seen_cap ? q->seen_cap * 2 : 1024;
 	free(q->seen);

@@ -98,11 +98,15 @@ static const char *tag_letter(char c)
 	return "?";
 }
 
-static void sb_filter(struct sql_builder *sb, const struct filter *f, int64_t max_seq,
-		      uint32_t limit)
+static void sb_filter(struct sql_builder *sb, const struct filter *f, int64_t min_seq,
+		      int64_t max_seq, uint32_t limit)
 {
 	sb_text(sb, "SELECT seq, json FROM events WHERE seq <= ");
 	sb_bind(sb, BIND_INT, max_seq, NULL, 0);
+	if (min_seq > 0) {
+		sb_text(sb, " AND seq > ");
+		sb_bind(sb, BIND_INT, min_seq, NULL, 0);
+	}
 	if (f->has_ids)
 		sb_in_blobs(sb, "id", (const uint8_t *)f->ids, f->nids, 32);
 	if (f->has_authors)
@@ -141,10 +145,16 @@ static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out)
 {
+	return query_sql_prepare_range(db, f, 0, max_seq, limit, out);
+}
+
+int query_sql_prepare_range(sqlite3 *db, const struct filter *f, int64_t min_seq, int64_t max_seq,
+			    uint32_t limit, sqlite3_stmt **out)
+{
 	struct sql_builder sb = { BUF_INIT, NULL, 0, 0, 0 };
 	int rc = 0;
 
-	sb_filter(&sb, f, max_seq, limit);
+	sb_filter(&sb, f, min_seq, max_seq, limit);
 	if (sb.failed) {
 		rc = ERR_NOMEM;
 	} else if (sqlite3_prepare_v2(db, sb.text.data, (int)sb.text.len, out, NULL) != SQLITE_OK) {

@@ -24,4 +24,9 @@
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out);
 
+/* The same, restricted to min_seq < seq <= max_seq (resuming a live
+ * subscription replays only what was committed after min_seq). */
+int query_sql_prepare_range(sqlite3 *db, const struct filter *f, int64_t min_seq, int64_t max_seq,
+			    uint32_t limit, sqlite3_stmt **out);
+
 #endif

@@ -162,6 +162,7 @@ static void rpc_sub_open(struct stored *s, const struct rpc_return *to, const vo
 	job->conn_id = m.conn_id;
 	job->sub_serial = m.sub_serial;
 	job->flags = m.flags;
+	job->resume_after = m.resume_after;
 	memcpy(job->sub_id, m.sub_id.ptr, m.sub_id.len);
 	job->sub_id_len = m.sub_id.len;
 	job->filters = m.filters;

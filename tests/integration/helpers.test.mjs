@@ -126,6 +126,8 @@ describe('Client against a scripted server', () => {
         } else if (m[0] === 'EVENT') {
           ws.send(JSON.stringify(['OK', 'other-id', false, '']));
           ws.send(JSON.stringify(['OK', m[1].id, true, '']));
+        } else if (m[0] === 'BROKEN') {
+          ws.send('["OK","x",false,"cut off');
         } else if (m[0] === 'BYE') {
           ws.close(1000, 'bye');
         }
@@ -183,6 +185,15 @@ describe('Client against a scripted server', () => {
     const t0 = Date.now();
     await assert.rejects(c.waitFor(() => false, { timeout: 3000 }), /connection closed \(code 1000 "bye"\)/);
     assert.ok(Date.now() - t0 < 2000);
+  });
+
+  it('a wait fails at once on a frame that is not valid JSON', async () => {
+    const c = await Client.open(url);
+    c.send(['BROKEN']);
+    const t0 = Date.now();
+    await assert.rejects(c.okFor('x', { timeout: 3000 }), /not valid JSON.*cut off/);
+    assert.ok(Date.now() - t0 < 2000);
+    await c.end();
   });
 
   it('keeps frames that are not JSON, with the text', async () => {

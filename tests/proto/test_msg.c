@@ -201,7 +201,8 @@ static const struct msg_sub_open sub_open_bare = {
 	.conn_id = 5,
 	.sub_serial = 0,
 	.sub_id = { "0123456789012345678901234567890123456789012345678901234567890123", 64 },
-	.flags = 0,
+	.flags = MSG_SUB_RESUME,
+	.resume_after = 0x1122334455667788ULL,
 	.nfilters = 0,
 	.filters = NULL,
 };
@@ -213,11 +214,12 @@ static const struct msg_query_events query_events_sample = {
 static const struct msg_query_events query_events_bare = { .conn_id = 3, .sub_serial = 4 };
 
 static const struct msg_query_done query_done_sample = {
-	.conn_id = 12, .sub_serial = UINT32_MAX, .status = MSG_QUERY_CLOSED,
+	.conn_id = 12, .sub_serial = UINT32_MAX, .status = MSG_QUERY_CLOSED, .max_seq = 0,
 	.message = { "error: too slow", 15 },
 };
 static const struct msg_query_done query_done_eose = {
-	.conn_id = 12, .sub_serial = 1, .status = MSG_QUERY_EOSE, .message = { "", 0 },
+	.conn_id = 12, .sub_serial = 1, .status = MSG_QUERY_EOSE, .max_seq = UINT64_MAX,
+	.message = { "", 0 },
 };
 
 static const struct msg_sub_close sub_close_sample = { .conn_id = 6, .sub_id = { "x", 1 } };
@@ -227,7 +229,7 @@ static struct msg_target deliver_targets[] = {
 	{ 1, 2 }, { UINT64_MAX, UINT32_MAX }, { 0, 0 },
 };
 static const struct msg_deliver deliver_sample = {
-	.seq = 123456789, .event_json = { "{\"kind\":1}", 10 },
+	.seq = 123456789, .commit_seq = 987654321, .event_json = { "{\"kind\":1}", 10 },
 	.ntargets = 3, .targets = deliver_targets,
 };
 static const struct msg_deliver deliver_bare = { .seq = 0, .event_json = { "", 0 } };
@@ -336,6 +338,7 @@ static int sub_open_decode(const uint8_t *body, size_t len, const void *want)
 		ck_assert_uint_eq(m.sub_serial, w->sub_serial);
 		assert_msg_str(m.sub_id, w->sub_id, body, len);
 		ck_assert_uint_eq(m.flags, w->flags);
+		ck_assert_uint_eq(m.resume_after, w->resume_after);
 		ck_assert_uint_eq(m.nfilters, w->nfilters);
 		for (uint32_t i = 0; i < w->nfilters; i++)
 			assert_filter_eq(&m.filters[i], &w->filters[i]);
@@ -377,6 +380,7 @@ static int query_done_decode(const uint8_t *body, size_t len, const void *want)
 		ck_assert_uint_eq(m.conn_id, w->conn_id);
 		ck_assert_uint_eq(m.sub_serial, w->sub_serial);
 		ck_assert_uint_eq(m.status, w->status);
+		ck_assert_uint_eq(m.max_seq, w->max_seq);
 		assert_msg_str(m.message, w->message, body, len);
 	}
 	return err;
@@ -418,6 +422,7 @@ static int deliver_decode(const uint8_t *body, size_t len, const void *want)
 	}
 	if (w) {
 		ck_assert_uint_eq(m.seq, w->seq);
+		ck_assert_uint_eq(m.commit_seq, w->commit_seq);
 		assert_msg_str(m.event_json, w->event_json, body, len);
 		ck_assert_uint_eq(m.ntargets, w->ntargets);
 		for (uint32_t i = 0; i < w->ntargets; i++) {
@@ -707,6 +712,7 @@ START_TEST(test_query_done_golden_bytes)
 		0, 0, 0, 0, 0, 0, 0, 12,
 		0xff, 0xff, 0xff, 0xff,
 		MSG_QUERY_CLOSED,
+		0, 0, 0, 0, 0, 0, 0, 0,
 		0, 0, 0, 15, 'e', 'r', 'r', 'o', 'r', ':', ' ', 't', 'o', 'o', ' ', 's', 'l', 'o', 'w',
 	};
 	struct buf b = BUF_INIT;
@@ -861,6 +867,7 @@ static void raw_put_sub_open_start(struct buf *b, const char *sub_id, uint32_t s
 	wire_put_u32(b, 2);
 	wire_put_str(b, sub_id, sub_id_len);
 	wire_put_u8(b, flags);
+	wire_put_u64(b, 0);
 	wire_put_u32(b, nfilters);
 }
 
@@ -957,7 +964,9 @@ START_TEST(test_sub_open_fields)
 		{ NULL, MSG_SUB_ID_MAX, 0, 0 },
 		{ "", 0, 0, ERR_INVAL },
 		{ NULL, MSG_SUB_ID_MAX + 1, 0, ERR_INVAL },
-		{ "a", 1, 2, ERR_INVAL },
+		{ "a", 1, MSG_SUB_RESUME, 0 },
+		{ "a", 1, MSG_SUB_HISTORY | MSG_SUB_RESUME, ERR_INVAL },
+		{ "a", 1, 4, ERR_INVAL },
 		{ "a", 1, 0x81, ERR_INVAL },
 	};
 
@@ -1130,6 +1139,7 @@ START_TEST(test_deliver_counts)
 		int err;
 
 		wire_put_u64(&b, 1);
+		wire_put_u64(&b, 42);
 		wire_put_str(&b, "{}", 2);
 		wire_put_u32(&b, rows[i][0]);
 		for (uint32_t j = 0; j < rows[i][1]; j++) {
@@ -1273,7 +1283,8 @@ static void random_sub_open(struct msg_sub_open *m, char *sub_id)
 	m->sub_id.len = 1 + rng_below(64);
 	random_bytes(sub_id, m->sub_id.len);
 	m->sub_id.ptr = sub_id;
-	m->flags = (uint8_t)rng_below(2);
+	m->flags = (uint8_t)rng_below(3);
+	m->resume_after = m->flags == MSG_SUB_RESUME ? rng_next() : 0;
 	m->nfilters = rng_below(9);
 	m->filters = m->nfilters ? xmalloc(m->nfilters * sizeof(struct filter)) : NULL;
 	for (uint32_t i = 0; i < m->nfilters; i++)

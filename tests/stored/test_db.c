@@ -105,8 +105,9 @@ static int exec(sqlite3 *db, const char *sql)
 static void insert_events(sqlite3 *db, int n)
 {
 	for (int i = 0; i < n; i++)
-		ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind, addr, json)"
-					  " VALUES(randomblob(32), zeroblob(32), 1, 1, NULL, '{}')"),
+		ck_assert_int_eq(exec(db,
+				      "INSERT INTO events(id, pubkey, created_at, kind, addr, json)"
+				      " VALUES(randomblob(32), zeroblob(32), 1, 1, NULL, '{}')"),
 				 SQLITE_OK);
 }
 
@@ -148,9 +149,15 @@ static void expect_counts(sqlite3 *db, uint64_t count, int64_t max_seq)
 START_TEST(test_schema)
 {
 	static const char *const objects[] = {
-		"table events",		    "table tags",		 "table sqlite_sequence",
-		"index events_created",	    "index events_pubkey",	 "index events_kind",
-		"index events_pubkey_kind", "index events_addr",	 "index tags_value",
+		"table events",
+		"table tags",
+		"table sqlite_sequence",
+		"index events_created",
+		"index events_pubkey",
+		"index events_kind",
+		"index events_pubkey_kind",
+		"index events_addr",
+		"index tags_value",
 		"index tags_seq",
 	};
 	sqlite3 *db = open_writer("full");
@@ -161,19 +168,20 @@ START_TEST(test_schema)
 
 		sscanf(objects[i], "%15s %63s", type, name);
 		snprintf(sql, sizeof(sql),
-			 "SELECT count(*) FROM sqlite_master WHERE type = '%s' AND name = '%s'", type,
-			 name);
+			 "SELECT count(*) FROM sqlite_master WHERE type = '%s' AND name = '%s'",
+			 type, name);
 		ck_assert_msg(sql_int(db, sql) == 1, "missing %s", objects[i]);
 	}
-	ck_assert_str_eq(sql_text(db, "SELECT group_concat(name, ',') FROM "
-				      "(SELECT name FROM pragma_table_info('events') ORDER BY cid)"),
+	ck_assert_str_eq(sql_text(db,
+				  "SELECT group_concat(name, ',') FROM "
+				  "(SELECT name FROM pragma_table_info('events') ORDER BY cid)"),
 			 "seq,id,pubkey,created_at,kind,addr,json");
 	ck_assert_str_eq(sql_text(db, "SELECT group_concat(name, ',') FROM "
 				      "(SELECT name FROM pragma_table_info('tags') ORDER BY cid)"),
 			 "seq,name,value,created_at");
 	/* seq is the rowid (INTEGER PRIMARY KEY) and ids are unique. */
-	ck_assert_int_eq(sql_int(db, "SELECT pk FROM pragma_table_info('events') WHERE name = 'seq'"),
-			 1);
+	ck_assert_int_eq(
+	    sql_int(db, "SELECT pk FROM pragma_table_info('events') WHERE name = 'seq'"), 1);
 	insert_events(db, 1);
 	ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind, json)"
 				  " SELECT id, pubkey, 2, 2, 'x' FROM events"),

@@ -11,7 +11,9 @@
  * ties going to the lowest id.
  *
  * Events are labelled by the first byte of their id (the other bytes are a
- * fixed filler), so a table's contents can be written as "10 20".
+ * fixed filler), so a table's contents can be written as "10 20".  One test
+ * builds its events from client JSON with event_parse() instead (real
+ * SHA-256 ids), to pin down how a ["d"] tag without a value arrives.
  */
 #include <check.h>
 #include <dirent.h>
@@ -20,8 +22,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "../../common/err.h"
 #include "../../common/event.h"
+#include "../../common/hex.h"
 #include "../../common/log.h"
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
@@ -124,9 +129,8 @@ static void make_event(struct event *ev, uint8_t label, uint8_t pk, int64_t crea
 	pubkey[0] = pk;
 	memset(sig, 0x22, sizeof(sig));
 	n = snprintf(json, sizeof(json), "{\"label\":%u,\"kind\":%u}", label, kind);
-	ck_assert_int_eq(event_build(ev, id, pubkey, sig, created_at, kind, tags, ntags, json,
-				     (uint32_t)n),
-			 0);
+	ck_assert_int_eq(
+	    event_build(ev, id, pubkey, sig, created_at, kind, tags, ntags, json, (uint32_t)n), 0);
 }
 
 /* Builds, ingests and frees one event; returns the outcome (and *seq). */
@@ -170,13 +174,17 @@ static const char *labels(const char *where)
 		const uint8_t *id = sqlite3_column_blob(st, 0);
 
 		ck_assert_int_eq(sqlite3_column_bytes(st, 0), EVENT_ID_LEN);
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%u", len ? " " : "", id[0]);
+		len +=
+		    (size_t)snprintf(out + len, sizeof(out) - len, "%s%u", len ? " " : "", id[0]);
 	}
 	sqlite3_finalize(st);
 	return out;
 }
 
-#define TAG(letter, str) { letter, (uint32_t)(sizeof(str) - 1), str }
+#define TAG(letter, str)                                                                           \
+	{                                                                                          \
+		letter, (uint32_t)(sizeof(str) - 1), str                                           \
+	}
 
 START_TEST(test_regular_insert_then_duplicate)
 {
@@ -346,6 +354,67 @@ START_TEST(test_addressable_missing_d)
 }
 END_TEST
 
+/*
+ * An event as a client would send it, through event_parse(): the id is the
+ * SHA-256 of the NIP-01 preimage (content empty, tags as given), the
+ * signature is not checked there.  tags_json must need no escaping.
+ */
+static void parse_event(struct event *ev, uint8_t pk, int64_t created_at, uint32_t kind,
+			const char *tags_json)
+{
+	char pre[512], json[1024], pk_hex[65], id_hex[65], sig_hex[129], reason[128];
+	uint8_t pubkey[32], id[32];
+	cJSON *obj;
+
+	memset(pubkey, 0x11, sizeof(pubkey));
+	pubkey[0] = pk;
+	hex_encode(pubkey, 32, pk_hex);
+	memset(sig_hex, '0', 128);
+	sig_hex[128] = '\0';
+	snprintf(pre, sizeof(pre), "[0,\"%s\",%lld,%u,%s,\"\"]", pk_hex, (long long)created_at,
+		 kind, tags_json);
+	SHA256((const unsigned char *)pre, strlen(pre), id);
+	hex_encode(id, 32, id_hex);
+	snprintf(json, sizeof(json),
+		 "{\"id\":\"%s\",\"pubkey\":\"%s\",\"created_at\":%lld,\"kind\":%u,"
+		 "\"tags\":%s,\"content\":\"\",\"sig\":\"%s\"}",
+		 id_hex, pk_hex, (long long)created_at, kind, tags_json, sig_hex);
+	obj = cJSON_Parse(json);
+	ck_assert_ptr_nonnull(obj);
+	ck_assert_msg(event_parse(obj, NULL, ev, reason, sizeof(reason)) == 0, "%s", reason);
+	cJSON_Delete(obj);
+}
+
+static enum ingest_outcome put_parsed(uint8_t pk, int64_t created_at, uint32_t kind,
+				      const char *tags_json)
+{
+	struct event ev;
+	int64_t seq;
+	enum ingest_outcome out;
+
+	parse_event(&ev, pk, created_at, kind, tags_json);
+	out = ingest_event(in, &ev, &seq);
+	event_free(&ev);
+	return out;
+}
+
+/* The same from client JSON: ["d"] with no value, no d tag and ["d",""]
+ * are one address. */
+START_TEST(test_addressable_missing_d_parsed)
+{
+	ck_assert_int_eq(put_parsed(1, 100, 30000, "[[\"d\"]]"), INGEST_STORED);
+	ck_assert_int_eq(put_parsed(1, 200, 30000, "[]"), INGEST_STORED);
+	ck_assert_int_eq(put_parsed(1, 300, 30000, "[[\"d\",\"\"],[\"t\",\"x\"]]"), INGEST_STORED);
+	ck_assert_int_eq(put_parsed(1, 250, 30000, "[[\"d\"]]"), INGEST_SUPERSEDED);
+	ck_assert_int_eq(put_parsed(1, 50, 30000, "[[\"d\",\"other\"]]"), INGEST_STORED);
+	commit();
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 2);
+	ck_assert_int_eq(sql_int("SELECT created_at FROM events WHERE addr = ''"), 300);
+	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags WHERE name = 't' AND value = x'78'"),
+			 1);
+}
+END_TEST
+
 /* Only the first d value is the address. */
 START_TEST(test_addressable_first_d)
 {
@@ -411,10 +480,11 @@ static const char *tag_rows(int64_t seq)
 		const char *v = sqlite3_column_blob(st, 1);
 
 		ck_assert_str_eq((const char *)sqlite3_column_text(st, 3), "blob");
-		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s=", sqlite3_column_text(st, 0));
+		len += (size_t)snprintf(out + len, sizeof(out) - len,
+					"%s=", sqlite3_column_text(st, 0));
 		for (int i = 0; i < n; i++)
-			len += (size_t)snprintf(out + len, sizeof(out) - len,
-						v[i] ? "%c" : "\\0", v[i]);
+			len += (size_t)snprintf(out + len, sizeof(out) - len, v[i] ? "%c" : "\\0",
+						v[i]);
 		len += (size_t)snprintf(out + len, sizeof(out) - len, "@%lld;",
 					(long long)sqlite3_column_int64(st, 2));
 	}
@@ -424,9 +494,9 @@ static const char *tag_rows(int64_t seq)
 
 START_TEST(test_tags_rows_written)
 {
-	static const struct event_tag tags[] = { TAG('e', "abc"), TAG('p', "def"), TAG('E', "UP"),
-						 TAG('e', "second"), TAG('t', ""),
-						 { 'x', 3, "a\0b" } };
+	static const struct event_tag tags[] = { TAG('e', "abc"), TAG('p', "def"),
+						 TAG('E', "UP"),  TAG('e', "second"),
+						 TAG('t', ""),	  { 'x', 3, "a\0b" } };
 	int64_t seq = 0, seq2 = 0;
 
 	ck_assert_int_eq(put(10, 1, 1234, 1, tags, 6, &seq), INGEST_STORED);
@@ -531,6 +601,7 @@ static Suite *ingest_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_addressable_by_d);
 	tcase_add_test(tc, test_addressable_missing_d);
+	tcase_add_test(tc, test_addressable_missing_d_parsed);
 	tcase_add_test(tc, test_addressable_first_d);
 	tcase_add_test(tc, test_addressable_d_with_nul);
 	suite_add_tcase(s, tc);

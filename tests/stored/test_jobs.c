@@ -40,8 +40,8 @@ static struct filter *make_filters(uint32_t n)
 		cJSON *obj = cJSON_Parse(filter_json[i % NFILTER_JSON]);
 
 		ck_assert_ptr_nonnull(obj);
-		ck_assert_msg(filter_parse(obj, NULL, &filters[i], reason, sizeof(reason)) == 0, "%s",
-			      reason);
+		ck_assert_msg(filter_parse(obj, NULL, &filters[i], reason, sizeof(reason)) == 0,
+			      "%s", reason);
 		cJSON_Delete(obj);
 	}
 	return filters;

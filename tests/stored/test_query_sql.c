@@ -70,7 +70,7 @@ struct value {
 	const char *s;
 	uint32_t len;
 };
-static const struct value values[] = { { "x", 1 }, { "y", 1 },   { "X", 1 }, { "", 0 },
+static const struct value values[] = { { "x", 1 }, { "y", 1 },	  { "X", 1 }, { "", 0 },
 				       { "a", 1 }, { "a\0b", 3 }, { "'", 1 }, { "xy", 2 } };
 #define NVALUES (sizeof(values) / sizeof(values[0]))
 
@@ -157,7 +157,8 @@ static void random_event(struct event *ev, size_t n)
 	for (uint32_t i = 0; i < ntags; i++) {
 		const struct value *v = &values[rng_below(NVALUES)];
 
-		tags[i] = (struct event_tag){ letters[rng_below(sizeof(letters) - 1)], v->len, v->s };
+		tags[i] =
+		    (struct event_tag){ letters[rng_below(sizeof(letters) - 1)], v->len, v->s };
 	}
 	len = snprintf(json, sizeof(json), "{\"n\":%zu}", n);
 	if (event_build(ev, id, pubkeys[rng_below(NPUBKEYS)], sig, 1000 + rng_below(40),
@@ -230,8 +231,8 @@ static int copy_stored(struct event *out)
 	if (nref == 0)
 		return -1;
 	e = &ref[rng_below((uint32_t)nref)].ev;
-	return event_build(out, e->id, e->pubkey, e->sig, e->created_at, e->kind, e->tags,
-			   e->ntags, e->json, e->json_len);
+	return event_build(out, e->id, e->pubkey, e->sig, e->created_at, e->kind, e->tags, e->ntags,
+			   e->json, e->json_len);
 }
 
 static void populate(void)
@@ -324,8 +325,8 @@ static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t lim
 			ck_abort_msg("%s: extra row seq %lld (want %zu rows)", what, (long long)seq,
 				     nwant);
 		if (seq != want[row]->seq)
-			ck_abort_msg("%s: row %zu has seq %lld, want %lld", what, row, (long long)seq,
-				     (long long)want[row]->seq);
+			ck_abort_msg("%s: row %zu has seq %lld, want %lld", what, row,
+				     (long long)seq, (long long)want[row]->seq);
 		if (sqlite3_column_bytes(st, 1) != (int)want[row]->ev.json_len ||
 		    strcmp(json, want[row]->ev.json) != 0)
 			ck_abort_msg("%s: row %zu has json %s, want %s", what, row, json,
@@ -427,8 +428,9 @@ static uint32_t random_filter(struct filter *f)
 
 START_TEST(test_differential)
 {
-	const int64_t max_seqs[] = { 0, 1, last_seq / 3, last_seq / 2, last_seq - 1, last_seq,
-				     last_seq + 100 };
+	const int64_t max_seqs[] = {
+		0, 1, last_seq / 3, last_seq / 2, last_seq - 1, last_seq, last_seq + 100
+	};
 	size_t nonempty = 0, empty_filters = 0;
 	char what[64];
 
@@ -442,7 +444,8 @@ START_TEST(test_differential)
 		snprintf(what, sizeof(what), "filter %d at max_seq %lld", i, (long long)last_seq);
 		nonempty += check_filter(&f, last_seq, limit, what) > 0;
 		for (int k = 0; k < 2; k++) {
-			int64_t max_seq = max_seqs[rng_below(sizeof(max_seqs) / sizeof(max_seqs[0]))];
+			int64_t max_seq =
+			    max_seqs[rng_below(sizeof(max_seqs) / sizeof(max_seqs[0]))];
 
 			snprintf(what, sizeof(what), "filter %d at max_seq %lld", i,
 				 (long long)max_seq);

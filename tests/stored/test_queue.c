@@ -201,7 +201,7 @@ END_TEST
 /* An item: producer in the high bits, 1-based sequence in the low 24. */
 #define MAKE(p, n) ITEM(((uintptr_t)(p) << 24) | (n))
 #define PRODUCER(v) ((unsigned)((v) >> 24))
-#define SEQ(v) ((uint32_t)((v) & 0xffffff))
+#define SEQ(v) ((uint32_t)((v)&0xffffff))
 
 struct producer {
 	struct queue *q;

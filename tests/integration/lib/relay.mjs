@@ -35,14 +35,22 @@ const START_TIMEOUT_MS = 10000;
 const STOP_TIMEOUT_MS = 5000;
 const LOG_CAP = 256 * 1024;
 
-/* Every child still running when the test process exits is killed, so a
- * crashed test file never leaves daemons behind. */
+/* Every child still running when the test process exits, or is interrupted
+ * or terminated, is killed, so an aborted run never leaves daemons behind
+ * (only SIGKILL of the test process itself escapes this). */
 const live = new Set();
-process.on('exit', () => {
+function killLive() {
   for (const child of live) {
     try { child.kill('SIGKILL'); } catch { /* already gone */ }
   }
-});
+}
+process.on('exit', killLive);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(sig, () => {
+    killLive();
+    process.kill(process.pid, sig); /* the default action, now unhandled */
+  });
+}
 
 export function binary(name) {
   return join(BUILD, name);
@@ -200,22 +208,25 @@ export class Relay {
       for (let n = 1; n <= this.workers; n++) await this.#waitWorker(n);
     } catch (err) {
       await this.#killAll();
-      throw new Error(`${err.message}\n${this.logs()}`);
+      const logs = this.logs();
+      this.stopped = true;
+      if (!this.reuseDir) rmSync(this.dir, { recursive: true, force: true });
+      throw new Error(`${err.message}\n${logs}`);
     }
     return this;
   }
 
-  /* Starts stored and waits for its RPC socket.  In a reused dir the socket
-   * file of the previous run may still be there, so a new one is awaited. */
+  /* Starts stored and waits until it says it is ready (its "ready:" log
+   * line comes after every socket listens).  A file check alone would not
+   * do after a crash: the dead process's socket file stays behind, and the
+   * new one may even get the same inode. */
   async #startStored() {
-    const ipc = join(this.runDir, 'stored-rpc.ipc');
-    const stale = inode(ipc);
     this.stored = new Proc('stored', binary('stored'), ['-c', this.configPath], this.dir);
+    const proc = this.stored;
     await until(() => {
-      if (!this.stored.running) throw new Error(`stored ${this.stored.describeExit()} during start`);
-      const ino = inode(ipc);
-      return ino !== null && ino !== stale;
-    }, { what: `${ipc} to be created` });
+      if (!proc.running) throw new Error(`stored ${proc.describeExit()} during start`);
+      return /: info: ready: /.test(proc.log);
+    }, { what: 'stored to log "ready"' });
   }
 
   #spawnWorker(n) {
@@ -291,6 +302,17 @@ export class Relay {
     this.relayd[n] = this.#spawnWorker(n);
     try {
       await this.#waitWorker(n);
+    } catch (err) {
+      throw new Error(`${err.message}\n${this.logs()}`);
+    }
+  }
+
+  /* Starts stored again (it must have exited) and waits for its socket. */
+  async restartStored() {
+    if (this.stored && this.stored.running) throw new Error('stored is still running');
+    if (this.stored) this.retired.push(this.stored);
+    try {
+      await this.#startStored();
     } catch (err) {
       throw new Error(`${err.message}\n${this.logs()}`);
     }

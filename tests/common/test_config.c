@@ -1,0 +1,574 @@
+/*
+ * test_config.c - checks common/config.c: the defaults, that every key can
+ * be set (and only to values within its bounds), the error messages (which
+ * name the file, the line, the key and the bounds), the file syntax
+ * (comments, blank lines, whitespace, CRLF), the cross-field checks
+ * (log_level, db_synchronous, run_dir length), config_socket_url's limit,
+ * and that the sample file re-parses to the defaults.
+ *
+ * The expected defaults and bounds below are written out from the
+ * documented table (the sample file etc/relay.conf); config files are
+ * written to a private mkdtemp() directory under /tmp.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../../common/config.h"
+#include "../../common/err.h"
+
+/* Every key: its field, a default, the bounds (integers) and a valid
+ * non-default value. */
+enum key_type { T_STR, T_U32, T_I64 };
+
+struct key_case {
+	const char *key;
+	enum key_type type;
+	size_t offset;
+	size_t size; /* strings: array size */
+	const char *def;
+	long long min, max;
+	const char *other;
+};
+
+/* clang-format off */
+#define FIELD_SIZE(f) sizeof(((struct config *)0)->f)
+#define S(f, def, other) { #f, T_STR, offsetof(struct config, f), FIELD_SIZE(f), def, 0, 0, other }
+#define U(f, def, lo, hi, other) { #f, T_U32, offsetof(struct config, f), 4, def, lo, hi, other }
+#define I(f, def, lo, hi, other) { #f, T_I64, offsetof(struct config, f), 8, def, lo, hi, other }
+/* clang-format on */
+
+static const struct key_case keys[] = {
+	S(bind, "127.0.0.1", "0.0.0.0"),
+	U(port, "7777", 1, 65535, "8080"),
+	U(workers, "2", 1, 64, "7"),
+	S(data_dir, "./var/data", "/srv/relay/data"),
+	S(run_dir, "./var/run", "/run/relay"),
+	S(relay_name, "crelay", "my relay"),
+	S(relay_description, "A Nostr relay written in C", "described"),
+	S(relay_pubkey, "", "0000000000000000000000000000000000000000000000000000000000000001"),
+	S(relay_contact, "", "mailto:ops@example.org"),
+	U(max_message_bytes, "131072", 1024, 16777216, "65536"),
+	U(max_subscriptions, "20", 1, 10000, "300"),
+	U(max_filters, "10", 1, 1000, "11"),
+	U(max_limit, "500", 1, 100000, "5000"),
+	U(max_subid_length, "64", 1, 64, "32"),
+	U(max_event_tags, "2000", 1, 100000, "2500"),
+	U(max_content_bytes, "65536", 1, 16777216, "1000"),
+	U(max_filter_values, "1000", 1, 100000, "10"),
+	U(max_outbound_bytes, "8388608", 65536, 1073741824, "1048576"),
+	I(created_at_max_future, "900", 0, 315360000, "0"),
+	I(created_at_max_past, "0", 0, 3153600000LL, "3153600000"),
+	U(commit_batch, "1024", 1, 100000, "64"),
+	U(query_threads, "2", 1, 64, "4"),
+	S(db_synchronous, "full", "normal"),
+	U(verify_threads, "1", 1, 64, "3"),
+	U(store_timeout_ms, "5000", 100, 600000, "100"),
+	S(log_level, "info", "debug"),
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* The field of k in cfg, printed as text. */
+static const char *field_text(const struct config *cfg, const struct key_case *k)
+{
+	static char out[CONFIG_TEXT_MAX + 32];
+	const char *field = (const char *)cfg + k->offset;
+	uint32_t u;
+	int64_t i;
+
+	if (k->type == T_STR) {
+		snprintf(out, sizeof(out), "%s", field);
+	} else if (k->type == T_U32) {
+		memcpy(&u, field, sizeof(u));
+		snprintf(out, sizeof(out), "%u", u);
+	} else {
+		memcpy(&i, field, sizeof(i));
+		snprintf(out, sizeof(out), "%lld", (long long)i);
+	}
+	return out;
+}
+
+/* Config files live in a directory made once by the parent process
+ * (unchecked fixture) and removed with whatever is left in it, so a failing
+ * test, whose forked child exits before any teardown, leaves no litter. */
+static char tmp_dir[64];
+static char conf_path[128];
+
+static void tmp_dir_make(void)
+{
+	strcpy(tmp_dir, "/tmp/test_config-XXXXXX");
+	if (!mkdtemp(tmp_dir)) {
+		perror("mkdtemp");
+		abort();
+	}
+}
+
+static void tmp_dir_remove(void)
+{
+	char path[sizeof(tmp_dir) + 300];
+	struct dirent *e;
+	DIR *d = opendir(tmp_dir);
+
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmp_dir);
+}
+
+static void setup(void)
+{
+	static unsigned n;
+
+	snprintf(conf_path, sizeof(conf_path), "%s/%ld-%u.conf", tmp_dir, (long)getpid(), n++);
+}
+
+static void teardown(void)
+{
+	unlink(conf_path);
+}
+
+static void write_file(const char *text)
+{
+	FILE *f = fopen(conf_path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Loads text as a config file; returns config_load's answer. */
+static int load_text(const char *text, struct config *cfg, char *err, size_t err_len)
+{
+	write_file(text);
+	err[0] = '\0';
+	return config_load(conf_path, cfg, err, err_len);
+}
+
+static void expect_in(const char *haystack, const char *needle)
+{
+	ck_assert_msg(strstr(haystack, needle) != NULL, "'%s' not in '%s'", needle, haystack);
+}
+
+START_TEST(test_defaults)
+{
+	struct config cfg;
+	char err[256] = "";
+
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	for (size_t i = 0; i < NKEYS; i++)
+		ck_assert_msg(strcmp(field_text(&cfg, &keys[i]), keys[i].def) == 0,
+			      "%s defaults to '%s', want '%s'", keys[i].key,
+			      field_text(&cfg, &keys[i]), keys[i].def);
+}
+END_TEST
+
+/* Each key, one per iteration: set through config_set and through a file. */
+START_TEST(test_every_key_settable)
+{
+	const struct key_case *k = &keys[_i];
+	struct config cfg, want;
+	char err[256] = "", text[256];
+
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	memcpy(&want, &cfg, sizeof(cfg));
+	ck_assert_int_eq(config_set(&cfg, k->key, k->other, err, sizeof(err)), 0);
+	ck_assert_str_eq(field_text(&cfg, k), k->other);
+	/* Nothing else moved. */
+	memcpy((char *)&want + k->offset, (char *)&cfg + k->offset, k->size);
+	ck_assert_int_eq(memcmp(&want, &cfg, sizeof(cfg)), 0);
+
+	snprintf(text, sizeof(text), "%s = %s\n", k->key, k->other);
+	ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(field_text(&cfg, k), k->other);
+}
+END_TEST
+
+/* Integers: both bounds accepted, one past either refused with the bounds
+ * and the value in the message. */
+START_TEST(test_integer_bounds)
+{
+	const struct key_case *k = &keys[_i];
+	struct config cfg;
+	char err[256], value[32], bounds[64];
+
+	if (k->type == T_STR)
+		return;
+	config_load(NULL, &cfg, err, sizeof(err));
+	snprintf(bounds, sizeof(bounds), "from %lld to %lld", k->min, k->max);
+	for (int edge = 0; edge < 2; edge++) {
+		long long ok = edge ? k->max : k->min, bad = edge ? k->max + 1 : k->min - 1;
+
+		snprintf(value, sizeof(value), "%lld", ok);
+		ck_assert_int_eq(config_set(&cfg, k->key, value, err, sizeof(err)), 0);
+		ck_assert_str_eq(field_text(&cfg, k), value);
+		snprintf(value, sizeof(value), "%lld", bad);
+		err[0] = '\0';
+		ck_assert_int_eq(config_set(&cfg, k->key, value, err, sizeof(err)), ERR_CONFIG);
+		expect_in(err, k->key);
+		expect_in(err, bounds);
+		expect_in(err, value);
+		/* The refused value left the field alone. */
+		snprintf(value, sizeof(value), "%lld", ok);
+		ck_assert_str_eq(field_text(&cfg, k), value);
+	}
+}
+END_TEST
+
+START_TEST(test_non_numeric)
+{
+	static const char *const bad[] = { "abc",
+					   "12abc",
+					   "",
+					   "0x10",
+					   "1.5",
+					   "8 0",
+					   "99999999999999999999",
+					   "-99999999999999999999",
+					   "80k" };
+	struct config cfg;
+	char err[256];
+
+	config_load(NULL, &cfg, err, sizeof(err));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_msg(config_set(&cfg, "port", bad[i], err, sizeof(err)) == ERR_CONFIG,
+			      "port = '%s' accepted", bad[i]);
+		expect_in(err, "'port' must be an integer from 1 to 65535");
+		ck_assert_uint_eq(cfg.port, 7777);
+	}
+	/* A 64-bit key refuses overflow too. */
+	ck_assert_int_eq(
+	    config_set(&cfg, "created_at_max_past", "9223372036854775808", err, sizeof(err)),
+	    ERR_CONFIG);
+	ck_assert_int_eq(cfg.created_at_max_past, 0);
+}
+END_TEST
+
+START_TEST(test_string_too_long)
+{
+	struct config cfg;
+	char err[256], value[CONFIG_TEXT_MAX + 2];
+
+	config_load(NULL, &cfg, err, sizeof(err));
+	/* bind is char[64]: 63 bytes fit, 64 do not. */
+	memset(value, 'a', 63);
+	value[63] = '\0';
+	ck_assert_int_eq(config_set(&cfg, "bind", value, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(cfg.bind), 63);
+	value[63] = 'a';
+	value[64] = '\0';
+	ck_assert_int_eq(config_set(&cfg, "bind", value, err, sizeof(err)), ERR_CONFIG);
+	ck_assert_str_eq(err, "value of 'bind' is longer than 63 bytes");
+	ck_assert_uint_eq(strlen(cfg.bind), 63);
+	/* The NIP-11 texts hold CONFIG_TEXT_MAX - 1. */
+	memset(value, 'd', CONFIG_TEXT_MAX);
+	value[CONFIG_TEXT_MAX] = '\0';
+	ck_assert_int_eq(config_set(&cfg, "relay_description", value, err, sizeof(err)),
+			 ERR_CONFIG);
+	expect_in(err, "longer than 511 bytes");
+	value[CONFIG_TEXT_MAX - 1] = '\0';
+	ck_assert_int_eq(config_set(&cfg, "relay_description", value, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.relay_description, value);
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+	struct config cfg;
+	char err[256], want[200];
+
+	ck_assert_int_eq(config_set(&cfg, "prot", "1", err, sizeof(err)), ERR_CONFIG);
+	ck_assert_str_eq(err, "unknown key 'prot'");
+	ck_assert_int_eq(
+	    load_text("# relay\nport = 80\n\nbogus_key = 5\nworkers = 3\n", &cfg, err, sizeof(err)),
+	    ERR_CONFIG);
+	snprintf(want, sizeof(want), "%s:4: unknown key 'bogus_key'", conf_path);
+	ck_assert_str_eq(err, want);
+	/* Keys are case-sensitive. */
+	ck_assert_int_eq(load_text("Port = 80\n", &cfg, err, sizeof(err)), ERR_CONFIG);
+	expect_in(err, ":1: unknown key 'Port'");
+}
+END_TEST
+
+START_TEST(test_file_errors_name_line)
+{
+	struct config cfg;
+	char err[256], want[200];
+
+	ck_assert_int_eq(load_text("\n\nport = 0\n", &cfg, err, sizeof(err)), ERR_CONFIG);
+	snprintf(want, sizeof(want), "%s:3: 'port' must be an integer from 1 to 65535, not '0'",
+		 conf_path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(load_text("port 80\n", &cfg, err, sizeof(err)), ERR_CONFIG);
+	snprintf(want, sizeof(want), "%s:1: expected 'key = value'", conf_path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(load_text("= 80\n", &cfg, err, sizeof(err)), ERR_CONFIG);
+	expect_in(err, ":1: unknown key ''");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	struct config cfg;
+	char err[256], path[160];
+
+	snprintf(path, sizeof(path), "%s/absent.conf", tmp_dir);
+	ck_assert_int_eq(config_load(path, &cfg, err, sizeof(err)), ERR_IO);
+	expect_in(err, path);
+	expect_in(err, "No such file");
+}
+END_TEST
+
+START_TEST(test_syntax)
+{
+	struct config cfg;
+	char err[256];
+
+	ck_assert_msg(load_text("# a comment\n"
+				"   # an indented comment\n"
+				"\n"
+				"   \t \n"
+				"\tport\t=\t8080   # trailing comment\n"
+				"relay_name =   my  relay  \n"
+				"relay_contact =\n"
+				"workers=5\n"
+				"max_limit = 20\r\n"
+				"bind = 10.0.0.1",
+				&cfg, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(cfg.port, 8080);
+	ck_assert_str_eq(cfg.relay_name, "my  relay");
+	ck_assert_str_eq(cfg.relay_contact, "");
+	ck_assert_uint_eq(cfg.workers, 5);
+	ck_assert_uint_eq(cfg.max_limit, 20);
+	ck_assert_str_eq(cfg.bind, "10.0.0.1"); /* last line without a newline */
+	/* Keys not mentioned keep their defaults. */
+	ck_assert_uint_eq(cfg.max_filters, 10);
+	/* An empty file is all defaults. */
+	ck_assert_int_eq(load_text("", &cfg, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.port, 7777);
+}
+END_TEST
+
+/* The value runs to the first '#'; everything after '=' but that is kept. */
+START_TEST(test_value_with_equals)
+{
+	struct config cfg;
+	char err[256];
+
+	ck_assert_int_eq(load_text("relay_name = a=b # c\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.relay_name, "a=b");
+}
+END_TEST
+
+/* A repeated key: the last one wins. */
+START_TEST(test_repeated_key)
+{
+	struct config cfg;
+	char err[256];
+
+	ck_assert_int_eq(load_text("port = 1000\nport = 2000\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.port, 2000);
+}
+END_TEST
+
+/*
+ * A comment line longer than the reader's line buffer is still one comment.
+ * KNOWN BUG (config.c, config_load: fgets into a 1024-byte line): the tail
+ * of a longer line is parsed as a line of its own, so this comment's tail
+ * "port = 80" is applied silently.  Registered only with -DTEST_KNOWN_BUGS
+ * until config.c is fixed; then drop the #ifdef.
+ */
+#ifdef TEST_KNOWN_BUGS
+START_TEST(test_long_comment_line)
+{
+	struct config cfg;
+	char err[256], text[1100];
+
+	/* '#' and 1022 filler bytes fill fgets' buffer exactly. */
+	memset(text, 'x', 1023);
+	text[0] = '#';
+	strcpy(text + 1023, "port = 80\nworkers = 3\n");
+	ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(cfg.workers, 3);
+	ck_assert_uint_eq(cfg.port, 7777);
+}
+END_TEST
+#endif
+
+START_TEST(test_log_level_validation)
+{
+	static const char *const good[] = { "error", "warn", "info", "debug" };
+	static const char *const bad[] = { "verbose", "INFO", "", "warning" };
+	struct config cfg;
+	char err[256], text[64];
+
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text), "log_level = %s\n", good[i]);
+		ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_str_eq(cfg.log_level, good[i]);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(text, sizeof(text), "log_level = %s\n", bad[i]);
+		ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == ERR_CONFIG,
+			      "'%s' accepted", bad[i]);
+		expect_in(err, conf_path);
+		expect_in(err, "log_level must be error, warn, info or debug");
+	}
+}
+END_TEST
+
+START_TEST(test_db_synchronous_validation)
+{
+	static const char *const bad[] = { "off", "FULL", "extra", "1", "" };
+	struct config cfg;
+	char err[256], text[64];
+
+	ck_assert_int_eq(load_text("db_synchronous = normal\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.db_synchronous, "normal");
+	ck_assert_int_eq(load_text("db_synchronous = full\n", &cfg, err, sizeof(err)), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "db_synchronous = %s\n", bad[i]);
+		ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == ERR_CONFIG,
+			      "'%s' accepted", bad[i]);
+		expect_in(err, "db_synchronous must be full or normal");
+	}
+}
+END_TEST
+
+START_TEST(test_socket_url)
+{
+	struct config cfg;
+	struct sockaddr_un sun;
+	char err[256], url[512], name[] = "stored-rpc.ipc";
+	const size_t path_max = sizeof(sun.sun_path) - 1; /* room for the NUL */
+	size_t dir_len = path_max - 1 - strlen(name);
+
+	config_load(NULL, &cfg, err, sizeof(err));
+	ck_assert_int_eq(config_socket_url(&cfg, name, url, sizeof(url)), 0);
+	ck_assert_str_eq(url, "ipc://./var/run/stored-rpc.ipc");
+	/* run_dir + "/" + name of exactly path_max bytes fits; one more does not. */
+	memset(cfg.run_dir, 'r', dir_len);
+	cfg.run_dir[0] = '/';
+	cfg.run_dir[dir_len] = '\0';
+	ck_assert_int_eq(config_socket_url(&cfg, name, url, sizeof(url)), 0);
+	ck_assert_uint_eq(strlen(url), strlen("ipc://") + path_max);
+	cfg.run_dir[dir_len] = 'r';
+	cfg.run_dir[dir_len + 1] = '\0';
+	ck_assert_int_eq(config_socket_url(&cfg, name, url, sizeof(url)), ERR_TOOBIG);
+	/* A url buffer that is too small is refused, not overrun. */
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_socket_url(&cfg, name, url, 10), ERR_TOOBIG);
+}
+END_TEST
+
+START_TEST(test_run_dir_too_long)
+{
+	struct config cfg;
+	char err[256], text[300], dir[160];
+
+	memset(dir, 'r', 150);
+	dir[0] = '/';
+	dir[150] = '\0';
+	snprintf(text, sizeof(text), "run_dir = %s\n", dir);
+	ck_assert_int_eq(load_text(text, &cfg, err, sizeof(err)), ERR_CONFIG);
+	expect_in(err, "too long for a Unix socket path");
+}
+END_TEST
+
+START_TEST(test_sample_reparses_to_defaults)
+{
+	struct config defaults, loaded;
+	char err[256];
+	FILE *f = fopen(conf_path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	config_write_sample(f);
+	fclose(f);
+	ck_assert_int_eq(config_load(NULL, &defaults, err, sizeof(err)), 0);
+	/* Start from garbage so a key missing from the sample would show. */
+	memset(&loaded, 0x5a, sizeof(loaded));
+	ck_assert_msg(config_load(conf_path, &loaded, err, sizeof(err)) == 0, "%s", err);
+	for (size_t i = 0; i < NKEYS; i++)
+		ck_assert_str_eq(field_text(&loaded, &keys[i]), keys[i].def);
+	ck_assert_int_eq(memcmp(&defaults, &loaded, sizeof(loaded)), 0);
+}
+END_TEST
+
+/* Every key appears in the sample, set to its default, with a comment. */
+START_TEST(test_sample_lists_every_key)
+{
+	char *text = NULL, line[128];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	config_write_sample(f);
+	fclose(f);
+	for (size_t i = 0; i < NKEYS; i++) {
+		snprintf(line, sizeof(line), "\n%s = %s\n", keys[i].key, keys[i].def);
+		expect_in(text, line);
+	}
+	expect_in(text, "# [network]\n");
+	expect_in(text, "# [logging]\n");
+	free(text);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("keys");
+
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_loop_test(tc, test_every_key_settable, 0, (int)NKEYS);
+	tcase_add_loop_test(tc, test_integer_bounds, 0, (int)NKEYS);
+	tcase_add_test(tc, test_non_numeric);
+	tcase_add_test(tc, test_string_too_long);
+	tcase_add_test(tc, test_unknown_key);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("file");
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_file_errors_name_line);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_syntax);
+	tcase_add_test(tc, test_value_with_equals);
+	tcase_add_test(tc, test_repeated_key);
+#ifdef TEST_KNOWN_BUGS
+	tcase_add_test(tc, test_long_comment_line);
+#endif
+	tcase_add_test(tc, test_sample_reparses_to_defaults);
+	tcase_add_test(tc, test_sample_lists_every_key);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("validation");
+	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_log_level_validation);
+	tcase_add_test(tc, test_db_synchronous_validation);
+	tcase_add_test(tc, test_socket_url);
+	tcase_add_test(tc, test_run_dir_too_long);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
