@@ -18,6 +18,7 @@
 
 #include "../common/config.h"
 #include "../common/log.h"
+#include "../common/notify.h"
 #include "conn.h"
 #include "ingress.h"
 #include "link.h"
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 	while (!r.stopping)
 		if (lws_service(r.lws, 0) < 0)
 			break;
+	notify_send("STOPPING=1");
 	/* Stop the producers of mail before the loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
 	ingress_stop(r.ingress);

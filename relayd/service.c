@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/notify.h"
 #include "../proto/msg.h"
 #include "answer.h"
 #include "conn.h"
@@ -180,6 +181,9 @@ static void service_restore_conn(struct conn *c, void *arg)
 static void mail_link_up(struct relayd *r)
 {
 	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
+	/* Ready for systemd once the port is bound (before the loop ran) and
+	 * stored answers; repeated READY=1 after a reconnect is harmless. */
+	notify_send("READY=1\nSTATUS=serving");
 	r->deliver_seq = 0;
 	service_hello(r);
 	conn_foreach(r->conns, service_restore_conn, r);

@@ -22,6 +22,7 @@
 #include "../common/config.h"
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/notify.h"
 #include "admin.h"
 #include "bcast.h"
 #include "db.h"
@@ -123,6 +124,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	if (pthread_create(&t->rpc, NULL, stored_rpc_main, s))
 		fatalx("cannot start the rpc thread");
 	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
+	notify_send("READY=1\nSTATUS=serving");
 }
 
 /* Drain the writer first so every queued event is committed and answered,
@@ -134,6 +136,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	if (nquery > STORED_MAX_QUERY_THREADS)
 		nquery = STORED_MAX_QUERY_THREADS;
 	atomic_store(&s->stopping, true);
+	notify_send("STOPPING=1");
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
 	nng_close(s->rpc);
