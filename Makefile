@@ -108,3 +108,40 @@ clean:
 	rm -rf build build-*
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- bench/: the load generator (issue 6).  `make bench` builds
+# build/bench/loadgen; bench/run runs the standard scenarios with it.
+# Its objects always build with -Werror.
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_OBJ := $(call obj,$(BENCH_SRC))
+$(BENCH_OBJ): CFLAGS += -Werror
+
+.PHONY: bench
+bench: $(BUILD)/bench/loadgen
+
+$(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# ---- install and the systemd test (issue 3).  `make install` puts the
+# binaries in $(DESTDIR)$(BINDIR), the units (generated from etc/systemd/,
+# with ExecStart= under $(BINDIR)) in $(DESTDIR)$(UNITDIR) and, unless one
+# exists, $(DESTDIR)$(CONFDIR)/relay.conf; a real install by root also
+# creates the user crelay and reloads systemd.  `make uninstall` keeps the
+# config, the database and the user.  `make test-systemd` boots systemd in a
+# container and runs the relay under it (tests/systemd/run.sh).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+UNITDIR ?= /etc/systemd/system
+CONFDIR ?= /etc/crelay
+INSTALL_ENV = BUILD=$(BUILD) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) UNITDIR=$(UNITDIR) CONFDIR=$(CONFDIR)
+
+.PHONY: install uninstall test-systemd
+install: all
+	@$(INSTALL_ENV) sh etc/systemd/install.sh install
+
+uninstall:
+	@$(INSTALL_ENV) sh etc/systemd/install.sh uninstall
+
+test-systemd: deps all node_modules
+	@bash tests/systemd/run.sh $(BUILD)

@@ -137,7 +137,13 @@ static void fo_publish_all(const struct fo_opts *o, struct ws_loop *loop, struct
 	}
 }
 
-/* Polls until every ready subscriber has every accepted event, or drain s. */
+/* Deliveries owed: every event the relay did not refuse, to every ready subscriber. */
+static uint64_t fo_expected(const struct fo_pub *p, int ready)
+{
+	return (p->sent - p->rejected) * (uint64_t)ready;
+}
+
+/* Polls until every ready subscriber has every event, or drain s pass. */
 static void fo_drain(const struct fo_opts *o, struct ws_loop *loop, struct fo_pub *p,
 		     struct fo_thread *th, int ready)
 {
@@ -146,7 +152,7 @@ static void fo_drain(const struct fo_opts *o, struct ws_loop *loop, struct fo_pu
 	while (clock_ns() < end) {
 		ws_loop_poll(loop, 5000);
 		if (p->accepted + p->rejected >= p->sent &&
-		    fo_got(th, o->threads) >= p->accepted * (uint64_t)ready)
+		    fo_got(th, o->threads) >= fo_expected(p, ready))
 			break;
 	}
 }
@@ -156,91 +162,144 @@ struct fo_run {
 	struct fo_thread *th;
 	struct fo_pub pub;
 	struct ws_loop *loop;
-	int ready;
-	double publish_s;
+	int ready, opened;
+	uint64_t t0_ns;  /* first publish */
+	double *cpu0_s;  /* each subscriber thread's CPU at the first publish */
+	double sub_cpu_pct; /* the busiest subscriber thread, publish to end of drain */
 	struct usage_report u;
 };
 
-static void fo_report(struct fo_run *r)
+/* Deliveries per second from the first publish to the last delivery. */
+static double fo_delivery_rate(struct fo_run *r, uint64_t got)
+{
+	uint64_t last = 0;
+
+	for (long i = 0; i < r->o->threads; i++) {
+		uint64_t t = atomic_load_explicit(&r->th[i].last_ns, memory_order_relaxed);
+
+		if (t > last)
+			last = t;
+	}
+	return last > r->t0_ns ? (double)got * 1e9 / (double)(last - r->t0_ns) : 0;
+}
+
+static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t got, uint64_t dup,
+			   uint64_t unparsed, int lost)
 {
 	const struct fo_opts *o = r->o;
-	struct hist *lat = hist_new();
-	uint64_t dup = 0, unparsed = 0, got = fo_got(r->th, o->threads);
-	uint64_t expected = r->pub.accepted * (uint64_t)r->ready;
-	double sub_cpu = 0;
-	int lost = 0;
+	uint64_t expected = fo_expected(&r->pub, r->ready);
 	struct report rep;
 
-	for (long i = 0; lat && i < o->threads; i++) {
-		hist_merge(lat, r->th[i].lat);
-		dup += r->th[i].dup;
-		unparsed += r->th[i].unparsed;
-		lost += atomic_load(&r->th[i].lost);
-		if (r->th[i].wall_s > 0 && 100 * r->th[i].cpu_s / r->th[i].wall_s > sub_cpu)
-			sub_cpu = 100 * r->th[i].cpu_s / r->th[i].wall_s;
-	}
-	if (!lat)
-		return;
-	printf("fanout: %d/%ld subscribers, %llu events at %ld/s: %llu of %llu deliveries, "
-	       "p50 %.3f ms p99 %.3f ms max %.3f ms\n", r->ready, o->subs,
-	       (unsigned long long)r->pub.sent, o->rate, (unsigned long long)got,
-	       (unsigned long long)expected, hist_percentile(lat, 50) / 1e6,
-	       hist_percentile(lat, 99) / 1e6, hist_max(lat) / 1e6);
 	report_begin(&rep, "fanout");
 	report_int(&rep, "subs", o->subs);
+	report_int(&rep, "subs_opened", r->opened);
 	report_int(&rep, "subs_ready", r->ready);
 	report_int(&rep, "rate", o->rate);
 	report_num(&rep, "duration_s", o->duration, 1);
 	report_int(&rep, "published", (int64_t)r->pub.sent);
 	report_int(&rep, "accepted", (int64_t)r->pub.accepted);
+	report_int(&rep, "rejected", (int64_t)r->pub.rejected);
 	report_int(&rep, "expected", (int64_t)expected);
 	report_int(&rep, "delivered", (int64_t)got);
 	report_int(&rep, "missing", (int64_t)(expected > got ? expected - got : 0));
 	report_int(&rep, "duplicate", (int64_t)dup);
 	report_int(&rep, "unparsed", (int64_t)unparsed);
 	report_int(&rep, "subs_lost", lost);
-	report_num(&rep, "deliveries_per_s", r->publish_s > 0 ? (double)got / r->publish_s : 0, 1);
+	report_num(&rep, "deliveries_per_s", fo_delivery_rate(r, got), 1);
 	report_hist(&rep, "lat", lat, 1);
 	report_ms(&rep, "publisher_lag_max_ms", r->pub.max_lag_ns);
 	report_num(&rep, "relay_cpu_pct", r->u.relay_cpu_pct, 1);
 	report_int(&rep, "relay_rss_peak_kb", (int64_t)r->u.rss_peak_kb);
 	report_num(&rep, "loadgen_cpu_pct", r->u.self_cpu_pct, 1);
-	report_num(&rep, "sub_thread_cpu_pct_max", sub_cpu, 1);
+	report_num(&rep, "sub_thread_cpu_pct_max", r->sub_cpu_pct, 1);
 	report_end(&rep);
+}
+
+static void fo_report(struct fo_run *r)
+{
+	const struct fo_opts *o = r->o;
+	struct hist *lat = hist_new();
+	uint64_t dup = 0, unparsed = 0, got = fo_got(r->th, o->threads);
+	int lost = 0;
+
+	if (!lat)
+		return;
+	for (long i = 0; i < o->threads; i++) {
+		hist_merge(lat, r->th[i].lat);
+		dup += r->th[i].dup;
+		unparsed += r->th[i].unparsed;
+		lost += atomic_load(&r->th[i].lost);
+	}
+	printf("fanout: %d/%ld subscribers, %llu events at %ld/s: %llu of %llu deliveries, "
+	       "p50 %.3f ms p99 %.3f ms max %.3f ms\n", r->ready, o->subs,
+	       (unsigned long long)r->pub.sent, o->rate, (unsigned long long)got,
+	       (unsigned long long)fo_expected(&r->pub, r->ready), hist_percentile(lat, 50) / 1e6,
+	       hist_percentile(lat, 99) / 1e6, hist_max(lat) / 1e6);
+	fo_report_line(r, lat, got, dup, unparsed, lost);
 	hist_free(lat);
 }
 
-/* Waits until every subscriber is ready (or setup s pass) and the publisher is open. */
+static int fo_opened(struct fo_thread *th, long n)
+{
+	int sum = 0;
+
+	for (long i = 0; i < n; i++)
+		sum += atomic_load(&th[i].opened);
+	return sum;
+}
+
+/*
+ * Waits until every subscriber is ready and the publisher is open, for at
+ * most setup seconds, or 5 s after the last subscriber became ready when
+ * some never do.
+ */
 static int fo_setup(struct fo_run *r, const struct ws_url *url)
 {
-	uint64_t end = clock_ns() + (uint64_t)(r->o->setup * 1e9);
+	uint64_t now = clock_ns(), end = now + (uint64_t)(r->o->setup * 1e9), moved = now;
+	int seen = -1;
 
 	r->pub.ws = ws_connect(r->loop, url, &fo_pub_handlers, &r->pub);
-	while (clock_ns() < end && r->pub.ws &&
-	       (!r->pub.open || fo_ready(r->th, r->o->threads) < r->o->subs))
+	while ((now = clock_ns()) < end && now - moved < 5 * NS_PER_S && r->pub.ws &&
+	       (!r->pub.open || r->ready < r->o->subs)) {
 		ws_loop_poll(r->loop, 10000);
-	r->ready = fo_ready(r->th, r->o->threads);
+		r->ready = fo_ready(r->th, r->o->threads);
+		if (r->ready != seen)
+			seen = r->ready, moved = now;
+	}
+	r->opened = fo_opened(r->th, r->o->threads);
 	if (!r->pub.open) {
 		fprintf(stderr, "loadgen fanout: the publisher could not connect\n");
 		return -1;
 	}
 	if (r->ready < r->o->subs)
-		fprintf(stderr, "loadgen fanout: only %d of %ld subscribers ready after %.0f s\n",
-			r->ready, r->o->subs, r->o->setup);
+		fprintf(stderr, "loadgen fanout: only %d of %ld subscribers ready (%d opened)\n",
+			r->ready, r->o->subs, r->opened);
 	return 0;
+}
+
+static void fo_mark_cpu(struct fo_run *r)
+{
+	double wall = (double)(clock_ns() - r->t0_ns) / 1e9;
+
+	for (long i = 0; i < r->o->threads; i++) {
+		double pct = wall > 0 ? 100 * (fo_thread_cpu_s(&r->th[i]) - r->cpu0_s[i]) / wall : 0;
+
+		if (pct > r->sub_cpu_pct)
+			r->sub_cpu_pct = pct;
+	}
 }
 
 static int fo_run_all(struct fo_run *r, const struct ws_url *url, struct usage_meter *meter)
 {
-	uint64_t t0;
-
 	if (fo_setup(r, url))
 		return 1;
 	usage_start(meter);
-	t0 = clock_ns();
+	for (long i = 0; i < r->o->threads; i++)
+		r->cpu0_s[i] = fo_thread_cpu_s(&r->th[i]);
+	r->t0_ns = clock_ns();
 	fo_publish_all(r->o, r->loop, &r->pub);
-	r->publish_s = (double)(clock_ns() - t0) / 1e9;
 	fo_drain(r->o, r->loop, &r->pub, r->th, r->ready);
+	fo_mark_cpu(r);
 	usage_finish(meter, &r->u);
 	return 0;
 }
@@ -271,10 +330,16 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 	int started, rc = 1;
 
 	r.th = calloc((size_t)o->threads, sizeof(*r.th));
+	r.cpu0_s = calloc((size_t)o->threads, sizeof(*r.cpu0_s));
 	r.loop = ws_loop_new(1u << 20);
 	r.pub.signer = nostr_signer_new();
-	if (!r.th || !r.loop || !r.pub.signer)
+	if (!r.th || !r.cpu0_s || !r.loop || !r.pub.signer) {
+		free(r.th);
+		free(r.cpu0_s);
+		ws_loop_free(r.loop);
+		nostr_signer_free(r.pub.signer);
 		return 1;
+	}
 	nostr_key_derive(r.pub.signer, (uint64_t)o->seed, 1000000, &r.pub.key);
 	started = fo_start_threads(&r, url, &stop);
 	if (started == o->threads)
@@ -287,6 +352,7 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 	for (long i = 0; i < o->threads; i++)
 		fo_thread_free(&r.th[i]);
 	free(r.th);
+	free(r.cpu0_s);
 	ws_loop_free(r.loop);
 	nostr_signer_free(r.pub.signer);
 	buf_free(&r.pub.content);
@@ -296,7 +362,7 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 
 int cmd_fanout(int argc, char **argv)
 {
-	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 10, 5, 60 };
+	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 10, 10, 60 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "subs", CLI_INT, &o.subs, "subscriber connections" },

@@ -37,9 +37,11 @@ struct fo_thread {
 	double max_s;      /* the thread stops by itself after this long */
 	atomic_int *stop;  /* shared by all threads */
 	/* read by the publisher while running */
+	atomic_int opened; /* connections whose handshake succeeded */
 	atomic_int ready;  /* subscriptions that had their EOSE */
 	atomic_int lost;   /* connections that failed or closed */
 	atomic_uint_fast64_t got; /* deliveries, duplicates excluded */
+	atomic_uint_fast64_t last_ns; /* clock_ns() of the latest delivery */
 	/* the thread's own until fo_thread_join() */
 	pthread_t th;
 	struct ws_loop *loop;
@@ -47,12 +49,14 @@ struct fo_thread {
 	int next_connect, pending;
 	struct hist *lat;
 	uint64_t dup, unparsed, closed_msgs;
-	double cpu_s, wall_s;
 };
 
 /* Allocates and starts a subscriber thread for t->nsubs subscribers.
  * Returns 0, or ERR_NOMEM / ERR_IO (no thread started). */
 int fo_thread_start(struct fo_thread *t);
+
+/* CPU seconds the thread has used so far (any thread may ask). */
+double fo_thread_cpu_s(const struct fo_thread *t);
 
 /* Waits for the thread (it stops once *t->stop is set). */
 void fo_thread_join(struct fo_thread *t);

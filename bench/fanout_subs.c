@@ -25,6 +25,7 @@ static void fo_on_open(struct ws_conn *ws, void *ud)
 	struct fo_sub *s = ud;
 
 	s->opened = true;
+	atomic_fetch_add(&s->t->opened, 1);
 	ws_send_text(ws, fo_req, sizeof(fo_req) - 1);
 }
 
@@ -59,6 +60,7 @@ static void fo_deliver(struct fo_sub *s, const struct relay_msg *m)
 	s->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
 	hist_record(t->lat, now - sent);
 	atomic_fetch_add_explicit(&t->got, 1, memory_order_relaxed);
+	atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
 }
 
 static void fo_on_message(struct ws_conn *ws, const char *data, size_t len, void *ud)
@@ -108,26 +110,25 @@ static void fo_connect_more(struct fo_thread *t)
 	}
 }
 
-static double fo_thread_cpu_s(void)
+double fo_thread_cpu_s(const struct fo_thread *t)
 {
+	clockid_t id;
 	struct timespec ts;
 
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	if (pthread_getcpuclockid(t->th, &id) || clock_gettime(id, &ts))
+		return 0;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static void *fo_thread_main(void *arg)
 {
 	struct fo_thread *t = arg;
-	uint64_t t0 = clock_ns(), end = t0 + (uint64_t)(t->max_s * 1e9);
-	double cpu0 = fo_thread_cpu_s();
+	uint64_t end = clock_ns() + (uint64_t)(t->max_s * 1e9);
 
 	while (!atomic_load(t->stop) && clock_ns() < end) {
 		fo_connect_more(t);
 		ws_loop_poll(t->loop, 5000);
 	}
-	t->cpu_s = fo_thread_cpu_s() - cpu0;
-	t->wall_s = (double)(clock_ns() - t0) / 1e9;
 	return NULL;
 }
 

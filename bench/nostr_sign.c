@@ -63,8 +63,9 @@ int nostr_key_derive(struct nostr_signer *s, uint64_t seed, uint32_t index, stru
 		if (secp256k1_keypair_create(s->ctx, &out->pair, secret))
 			break;
 	}
-	secp256k1_keypair_xonly_pub(s->ctx, &xpk, NULL, &out->pair);
-	secp256k1_xonly_pubkey_serialize(s->ctx, out->pub, &xpk);
+	if (!secp256k1_keypair_xonly_pub(s->ctx, &xpk, NULL, &out->pair) ||
+	    !secp256k1_xonly_pubkey_serialize(s->ctx, out->pub, &xpk))
+		return ERR_INVAL;
 	hex_encode(out->pub, 32, out->pubhex);
 	return 0;
 }

@@ -51,7 +51,8 @@ struct nostr_signer *nostr_signer_new(void);
 /* Frees it.  NULL-safe. */
 void nostr_signer_free(struct nostr_signer *s);
 
-/* Derives key number index of seed into *out.  Returns 0 (always, in practice). */
+/* Derives key number index of seed into *out.  Returns 0, or ERR_INVAL if
+ * libsecp256k1 refuses (never for a valid context). */
 int nostr_key_derive(struct nostr_signer *s, uint64_t seed, uint32_t index, struct nostr_key *out);
 
 /* Empties t (keeping its memory). */

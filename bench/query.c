@@ -297,7 +297,7 @@ static void q_loop(struct qrun *q, struct ws_loop *loop, double *secs)
 static int q_go(struct qrun *q, const struct ws_url *url, struct usage_meter *meter)
 {
 	struct ws_loop *loop = ws_loop_new(64u << 20);
-	struct usage_report u;
+	struct usage_report u = { 0 };
 	double secs = 0;
 
 	q->all = hist_new();
@@ -347,12 +347,17 @@ int cmd_query(int argc, char **argv)
 		fprintf(stderr, "loadgen query: bad --url (loopback only), --pids or counts\n");
 		return 2;
 	}
-	if (evfile_load(o.file, &ev) || qindex_build(&q.ix, &ev)) {
-		fprintf(stderr, "loadgen query: cannot load ids, authors and tags from %s\n", o.file);
+	if (evfile_load(o.file, &ev)) {
+		fprintf(stderr, "loadgen query: cannot load %s\n", o.file);
+		return 1;
+	}
+	rc = qindex_build(&q.ix, &ev);
+	evfile_free(&ev);
+	if (rc) {
+		fprintf(stderr, "loadgen query: %s lacks authors, ids, e or p tags\n", o.file);
 		qindex_free(&q.ix);
 		return 1;
 	}
-	evfile_free(&ev);
 	rng_seed(&q.rng, (uint64_t)o.seed);
 	rc = q_go(&q, &url, &meter);
 	qindex_free(&q.ix);

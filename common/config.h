@@ -30,6 +30,7 @@ struct config {
 	char relay_description[CONFIG_TEXT_MAX];
 	char relay_pubkey[65];
 	char relay_contact[CONFIG_TEXT_MAX];
+	char relay_url[CONFIG_TEXT_MAX];
 	/* [limits] */
 	uint32_t max_message_bytes;
 	uint32_t max_subscriptions;
@@ -46,6 +47,8 @@ struct config {
 	uint32_t commit_batch;
 	uint32_t query_threads;
 	char db_synchronous[16];
+	uint32_t search;          /* 0/1: NIP-50 full-text index */
+	uint32_t expire_interval; /* seconds between removals of expired events */
 	/* [workers] */
 	uint32_t verify_threads;
 	uint32_t store_timeout_ms;

@@ -14,7 +14,22 @@ void event_free(struct event *ev)
 	if (!ev)
 		return;
 	free(ev->storage);
+	free(ev->content);
 	memset(ev, 0, sizeof(*ev));
+}
+
+int event_set_content(struct event *ev, const char *content, uint32_t len)
+{
+	char *copy = malloc((size_t)len + 1);
+
+	if (!copy)
+		return ERR_NOMEM;
+	memcpy(copy, content, len);
+	copy[len] = '\0';
+	free(ev->content);
+	ev->content = copy;
+	ev->content_len = len;
+	return 0;
 }
 
 enum event_class event_class_of(uint32_t kind)

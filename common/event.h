@@ -54,7 +54,21 @@ struct event {
 	char *json; /* canonical JSON object {"id",...,"sig"}, NUL-terminated */
 	uint32_t json_len;
 	void *storage; /* owns tags, json and tag values */
+	/* Derived facts the relay acts on, so stored never reads the JSON. */
+	int64_t expiration;  /* NIP-40 "expiration" tag, 0 when absent or malformed */
+	uint32_t flags;      /* enum event_flags */
+	char *content;       /* decoded content, NUL-terminated, owned (separately
+				allocated; NULL when not carried) */
+	uint32_t content_len;
 };
+
+enum event_flags {
+	EVENT_FLAG_PROTECTED = 1,   /* has a ["-"] tag (NIP-70) */
+	EVENT_FLAG_VANISH_HERE = 2, /* kind 62 naming this relay or ALL_RELAYS (NIP-62) */
+};
+
+/* Copies content into ev->content (replacing any).  Returns 0 or ERR_NOMEM. */
+int event_set_content(struct event *ev, const char *content, uint32_t len);
 
 /* Limits event_parse() enforces; 0 means "no limit" for each field. */
 struct event_limits {

@@ -339,6 +339,37 @@ static void index_tags(const struct parse_state *st, struct event_tag *out)
 	}
 }
 
+/* The NIP-40 expiration: a tag ["expiration", "<decimal seconds>"]; a
+ * malformed value counts as none. */
+static int64_t parse_expiration(const cJSON *tag)
+{
+	const cJSON *value = tag->child ? tag->child->next : NULL;
+	char *end;
+	long long v;
+
+	if (!value || !value->valuestring[0])
+		return 0;
+	v = strtoll(value->valuestring, &end, 10);
+	return *end == '\0' && v > 0 ? (int64_t)v : 0;
+}
+
+/* Facts from multi-letter and special tags, and the decoded content. */
+static int parse_extras(const struct parse_state *st, struct event *out)
+{
+	const cJSON *tag;
+	const char *content = st->field[F_CONTENT]->valuestring;
+
+	cJSON_ArrayForEach(tag, st->field[F_TAGS]) {
+		const char *name = tag->child ? tag->child->valuestring : "";
+
+		if (strcmp(name, "expiration") == 0 && out->expiration == 0)
+			out->expiration = parse_expiration(tag);
+		else if (strcmp(name, "-") == 0)
+			out->flags |= EVENT_FLAG_PROTECTED;
+	}
+	return event_set_content(out, content, (uint32_t)strlen(content));
+}
+
 static int parse_build(struct parse_state *st, const uint8_t id[EVENT_ID_LEN], struct buf *b,
 		       struct event *out)
 {
@@ -359,8 +390,12 @@ static int parse_build(struct parse_state *st, const uint8_t id[EVENT_ID_LEN], s
 			 st->nindexed, b->data, (uint32_t)b->len);
 	if (tags != inline_tags)
 		free(tags);
-	if (rc)
+	if (!rc)
+		rc = parse_extras(st, out);
+	if (rc) {
+		event_free(out);
 		return parse_fail(st, rc, "error: out of memory");
+	}
 	return 0;
 }
 

@@ -63,11 +63,11 @@ struct filter_limits {
 int filter_parse(const cJSON *obj, const struct filter_limits *limits, struct filter *out,
 		 char *reason, size_t reason_len);
 
-/* True if ev satisfies every field of f (ignores limit; search never matches
- * until NIP-50 is implemented, so a search filter selects nothing). */
+/* True if ev satisfies every field of f (ignores limit; search needs every
+ * query term in ev->content, see search.h). */
 bool filter_matches(const struct filter *f, const struct event *ev);
 
-/* True if f can match nothing (an empty list, since > until, search). */
+/* True if f can match nothing (an empty list, since > until). */
 bool filter_is_empty(const struct filter *f);
 
 /* Deep copy.  Returns 0 or ERR_NOMEM (dst left empty). */

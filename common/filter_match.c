@@ -4,13 +4,16 @@
  * Owns the NIP-01 matching rules: fields AND'ed, list values OR'ed, since and
  * until inclusive, `#x` compared byte for byte (with lengths) against the
  * first value of every tag named x.  A list that is present but empty
- * matches nothing, and so does a filter with `search` until NIP-50 exists.
+ * matches nothing.  `search` (NIP-50) needs every term of the query in the
+ * event's decoded content (search.h); an event carried without content
+ * matches no search.
  */
 #include "filter.h"
 
 #include <string.h>
 
 #include "event.h"
+#include "search.h"
 
 static bool match_key(const uint8_t (*keys)[32], uint32_t n, const uint8_t *key)
 {
@@ -48,10 +51,20 @@ static bool match_tag(const struct filter_tag *t, const struct event *ev)
 	return false;
 }
 
+static bool match_search(const char *query, const struct event *ev)
+{
+	struct search_terms terms;
+	bool hit;
+
+	if (search_parse(query, &terms))
+		return false;
+	hit = search_matches(&terms, ev->content, ev->content_len);
+	search_free(&terms);
+	return hit;
+}
+
 bool filter_matches(const struct filter *f, const struct event *ev)
 {
-	if (f->search)
-		return false;
 	if (ev->created_at < f->since || ev->created_at > f->until)
 		return false;
 	if (f->has_kinds && !match_kind(f->kinds, f->nkinds, ev->kind))
@@ -63,12 +76,12 @@ bool filter_matches(const struct filter *f, const struct event *ev)
 	for (uint32_t i = 0; i < f->ntags; i++)
 		if (!match_tag(&f->tags[i], ev))
 			return false;
-	return true;
+	return !f->search || match_search(f->search, ev);
 }
 
 bool filter_is_empty(const struct filter *f)
 {
-	if (f->search || f->since > f->until)
+	if (f->since > f->until)
 		return true;
 	if ((f->has_ids && f->nids == 0) || (f->has_authors && f->nauthors == 0) ||
 	    (f->has_kinds && f->nkinds == 0))

@@ -309,6 +309,9 @@ int msg_encode_event_store(struct buf *out, const struct msg_header *h,
 	put_raw(&w, ev->sig, EVENT_SIG_LEN);
 	put_i64(&w, ev->created_at);
 	put_u32(&w, ev->kind);
+	put_i64(&w, ev->expiration);
+	put_u32(&w, ev->flags);
+	put_str(&w, ev->content ? ev->content : "", ev->content_len);
 	put_u32(&w, ev->ntags);
 	for (uint32_t i = 0; i < ev->ntags; i++) {
 		put_u8(&w, (uint8_t)ev->tags[i].name);
@@ -344,7 +347,7 @@ int msg_decode_event_store(const void *body, size_t len, struct msg_event_store 
 {
 	struct wire_reader r;
 	struct event parts = { 0 };
-	struct msg_str json;
+	struct msg_str json, content;
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -357,15 +360,27 @@ int msg_decode_event_store(const void *body, size_t len, struct msg_event_store 
 	parts.kind = wire_get_u32(&r);
 	if (parts.kind > EVENT_KIND_MAX)
 		reader_reject(&r, ERR_INVAL);
+	parts.expiration = wire_get_i64(&r);
+	parts.flags = wire_get_u32(&r);
+	if (parts.flags & ~(uint32_t)(EVENT_FLAG_PROTECTED | EVENT_FLAG_VANISH_HERE))
+		reader_reject(&r, ERR_INVAL);
+	content = get_view(&r);
 	parts.tags = get_event_tags(&r, &parts.ntags);
 	json = get_view(&r);
 	err = wire_finish(&r);
 	if (!err)
 		err = event_build(&m->event, parts.id, parts.pubkey, parts.sig, parts.created_at,
 				  parts.kind, parts.tags, parts.ntags, json.ptr, json.len);
+	if (!err) {
+		m->event.expiration = parts.expiration;
+		m->event.flags = parts.flags;
+		err = event_set_content(&m->event, content.ptr, content.len);
+	}
 	free(parts.tags);
-	if (err)
+	if (err) {
+		event_free(&m->event);
 		memset(m, 0, sizeof(*m));
+	}
 	return err;
 }
 

@@ -15,6 +15,7 @@ static const char db_schema[] =
 	" created_at INTEGER NOT NULL,"
 	" kind INTEGER NOT NULL,"
 	" addr TEXT,"
+	" expires_at INTEGER,"
 	" json TEXT NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS events_created ON events(created_at);"
 	"CREATE INDEX IF NOT EXISTS events_pubkey ON events(pubkey, created_at);"
@@ -27,7 +28,26 @@ static const char db_schema[] =
 	" value BLOB NOT NULL,"
 	" created_at INTEGER NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS tags_value ON tags(name, value, created_at);"
-	"CREATE INDEX IF NOT EXISTS tags_seq ON tags(seq);";
+	"CREATE INDEX IF NOT EXISTS tags_seq ON tags(seq);"
+	"CREATE INDEX IF NOT EXISTS events_expires ON events(expires_at) WHERE expires_at IS NOT NULL;"
+	/* NIP-09: ids an author deleted (refused if they come back), and
+	 * addresses deleted up to a created_at. */
+	"CREATE TABLE IF NOT EXISTS deleted_ids("
+	" id BLOB NOT NULL, pubkey BLOB NOT NULL, PRIMARY KEY(id, pubkey)) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS deleted_addrs("
+	" pubkey BLOB NOT NULL, kind INTEGER NOT NULL, addr TEXT NOT NULL, until INTEGER NOT NULL,"
+	" PRIMARY KEY(pubkey, kind, addr)) WITHOUT ROWID;"
+	/* NIP-62: pubkeys that vanished, up to a created_at. */
+	"CREATE TABLE IF NOT EXISTS vanished("
+	" pubkey BLOB PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;"
+	/* NIP-50: the decoded content of each event, for full-text search. */
+	"CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(content, tokenize='unicode61');"
+	/* Every way an event leaves (replaced, deleted, expired, vanished,
+	 * removed by an operator) takes its index rows with it. */
+	"CREATE TRIGGER IF NOT EXISTS events_cleanup AFTER DELETE ON events BEGIN"
+	" DELETE FROM tags WHERE seq = old.seq;"
+	" DELETE FROM events_fts WHERE rowid = old.seq;"
+	" END;";
 
 static int db_exec(sqlite3 *db, const char *sql)
 {

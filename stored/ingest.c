@@ -6,6 +6,7 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "erase.h"
 
 enum ingest_stmt {
 	ST_INSERT_EVENT,
@@ -13,33 +14,42 @@ enum ingest_stmt {
 	ST_FIND_ID,
 	ST_FIND_VERSION,
 	ST_DELETE_EVENT,
-	ST_DELETE_TAGS,
+	ST_INSERT_TEXT,
 	ST_COUNT
 };
 
 static const char *const ingest_sql[ST_COUNT] = {
-	[ST_INSERT_EVENT] = "INSERT INTO events(id, pubkey, created_at, kind, addr, json)"
-			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO NOTHING",
+	[ST_INSERT_EVENT] = "INSERT INTO events(id, pubkey, created_at, kind, addr, expires_at, json)"
+			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
 	[ST_INSERT_TAG] = "INSERT INTO tags(seq, name, value, created_at) VALUES(?1, ?2, ?3, ?4)",
 	[ST_FIND_ID] = "SELECT 1 FROM events WHERE id = ?1",
 	[ST_FIND_VERSION] = "SELECT seq, created_at, id FROM events"
 			    " WHERE pubkey = ?1 AND kind = ?2 AND addr = ?3",
+	/* The events_cleanup trigger removes its tags and text too. */
 	[ST_DELETE_EVENT] = "DELETE FROM events WHERE seq = ?1",
-	[ST_DELETE_TAGS] = "DELETE FROM tags WHERE seq = ?1",
+	[ST_INSERT_TEXT] = "INSERT INTO events_fts(rowid, content) VALUES(?1, ?2)",
 };
 
 struct ingest {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
+	struct erase *erase;
+	bool search;
 };
 
-struct ingest *ingest_new(sqlite3 *db)
+struct ingest *ingest_new(sqlite3 *db, bool search)
 {
 	struct ingest *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		return NULL;
 	in->db = db;
+	in->search = search;
+	in->erase = erase_new(db);
+	if (!in->erase) {
+		free(in);
+		return NULL;
+	}
 	for (int i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(db, ingest_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &in->st[i],
 				       NULL) != SQLITE_OK) {
@@ -57,6 +67,7 @@ void ingest_free(struct ingest *in)
 		return;
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(in->st[i]);
+	erase_free(in->erase);
 	free(in);
 }
 
@@ -88,10 +99,7 @@ static int ingest_id_exists(struct ingest *in, const struct event *ev, int *exis
 static int ingest_delete(struct ingest *in, int64_t seq)
 {
 	sqlite3_bind_int64(in->st[ST_DELETE_EVENT], 1, seq);
-	sqlite3_bind_int64(in->st[ST_DELETE_TAGS], 1, seq);
-	if (ingest_step_done(in, in->st[ST_DELETE_EVENT]))
-		return ERR_DB;
-	return ingest_step_done(in, in->st[ST_DELETE_TAGS]);
+	return ingest_step_done(in, in->st[ST_DELETE_EVENT]);
 }
 
 /*
@@ -144,6 +152,18 @@ static int ingest_insert_tags(struct ingest *in, const struct event *ev, int64_t
 	return 0;
 }
 
+/* The decoded content, for NIP-50 search. */
+static int ingest_insert_text(struct ingest *in, const struct event *ev, int64_t seq)
+{
+	sqlite3_stmt *st = in->st[ST_INSERT_TEXT];
+
+	if (!in->search || !ev->content_len)
+		return 0;
+	sqlite3_bind_int64(st, 1, seq);
+	sqlite3_bind_text(st, 2, ev->content, (int)ev->content_len, SQLITE_STATIC);
+	return ingest_step_done(in, st);
+}
+
 static enum ingest_outcome ingest_insert(struct ingest *in, const struct event *ev,
 					 const char *addr, uint32_t addr_len, int64_t *seq)
 {
@@ -157,22 +177,33 @@ static enum ingest_outcome ingest_insert(struct ingest *in, const struct event *
 		sqlite3_bind_text(st, 5, addr, (int)addr_len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 5);
-	sqlite3_bind_text(st, 6, ev->json, (int)ev->json_len, SQLITE_STATIC);
+	if (ev->expiration)
+		sqlite3_bind_int64(st, 6, ev->expiration);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_text(st, 7, ev->json, (int)ev->json_len, SQLITE_STATIC);
 	if (ingest_step_done(in, st))
 		return INGEST_FAILED;
 	if (sqlite3_changes(in->db) == 0)
 		return INGEST_DUPLICATE;
 	*seq = sqlite3_last_insert_rowid(in->db);
-	return ingest_insert_tags(in, ev, *seq) ? INGEST_FAILED : INGEST_STORED;
+	if (ingest_insert_tags(in, ev, *seq) || ingest_insert_text(in, ev, *seq) ||
+	    erase_apply(in->erase, ev))
+		return INGEST_FAILED;
+	return INGEST_STORED;
 }
 
-enum ingest_outcome ingest_event(struct ingest *in, const struct event *ev, int64_t *seq)
+enum ingest_outcome ingest_event(struct ingest *in, const struct event *ev, int64_t *seq,
+				 const char **why)
 {
 	enum event_class cls = event_class_of(ev->kind);
 	const char *addr = NULL;
 	uint32_t addr_len = 0;
-	int exists, superseded;
+	int exists, superseded, refused;
 
+	refused = erase_refuses(in->erase, ev, why);
+	if (refused)
+		return refused < 0 ? INGEST_FAILED : INGEST_REFUSED;
 	if (cls == EVENT_REGULAR)
 		return ingest_insert(in, ev, NULL, 0, seq);
 	if (cls == EVENT_ADDRESSABLE)

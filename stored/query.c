@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -87,9 +88,14 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 	sqlite3_stmt *st;
 	int rc;
 
+	struct query_scope scope = { job->min_seq, job->max_seq, (int64_t)time(NULL), limit,
+				     q->s->cfg.search != 0 };
+
 	if (limit == 0 || filter_is_empty(f) || job->max_seq <= job->min_seq)
 		return 0;
-	if (query_sql_prepare_range(q->db, f, job->min_seq, job->max_seq, limit, &st))
+	if (f->search && !scope.search)
+		return 0;
+	if (query_sql_prepare_scoped(q->db, f, &scope, &st))
 		return ERR_DB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!query_seen_insert(q, sqlite3_column_int64(st, 0)))

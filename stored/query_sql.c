@@ -2,10 +2,13 @@
 #include "query_sql.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "../common/buf.h"
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/search.h"
 
 enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT };
 
@@ -23,6 +26,7 @@ struct sql_builder {
 	struct bind *binds;
 	size_t nbinds, cap;
 	int failed;
+	struct buf fts; /* the current filter's search expression, bound by pointer */
 };
 
 static void sb_text(struct sql_builder *sb, const char *s)
@@ -98,15 +102,26 @@ static const char *tag_letter(char c)
 	return "?";
 }
 
-static void sb_filter(struct sql_builder *sb, const struct filter *f, int64_t min_seq,
-		      int64_t max_seq, uint32_t limit)
+/* What the SELECT returns, and so how it is ordered and limited. */
+enum sb_shape {
+	SHAPE_ROWS,    /* seq, json; ordered, limited */
+	SHAPE_SEQS,    /* seq only, unordered (a COUNT part) */
+	SHAPE_PUBKEYS, /* pubkey only, unordered (a HyperLogLog) */
+};
+
+/* The conditions every shape shares. */
+static void sb_conditions(struct sql_builder *sb, const struct filter *f,
+			  const struct query_scope *scope)
 {
-	sb_text(sb, "SELECT seq, json FROM events WHERE seq <= ");
-	sb_bind(sb, BIND_INT, max_seq, NULL, 0);
-	if (min_seq > 0) {
+	sb_text(sb, " WHERE seq <= ");
+	sb_bind(sb, BIND_INT, scope->max_seq, NULL, 0);
+	if (scope->min_seq > 0) {
 		sb_text(sb, " AND seq > ");
-		sb_bind(sb, BIND_INT, min_seq, NULL, 0);
+		sb_bind(sb, BIND_INT, scope->min_seq, NULL, 0);
 	}
+	sb_text(sb, " AND (expires_at IS NULL OR expires_at > ");
+	sb_bind(sb, BIND_INT, scope->now, NULL, 0);
+	sb_text(sb, ")");
 	if (f->has_ids)
 		sb_in_blobs(sb, "id", (const uint8_t *)f->ids, f->nids, 32);
 	if (f->has_authors)
@@ -123,8 +138,46 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f, int64_t mi
 	}
 	for (uint32_t i = 0; i < f->ntags; i++)
 		sb_tag(sb, &f->tags[i], tag_letter(f->tags[i].name));
-	sb_text(sb, " ORDER BY created_at DESC, id ASC LIMIT ");
-	sb_bind(sb, BIND_INT, limit, NULL, 0);
+}
+
+static const char *const sb_columns[] = {
+	[SHAPE_ROWS] = "SELECT seq, json FROM events",
+	[SHAPE_SEQS] = "SELECT seq FROM events",
+	[SHAPE_PUBKEYS] = "SELECT pubkey FROM events",
+};
+
+/* The FTS5 expression for f's search, or "" when it has no plain terms. */
+static void sb_search_expression(struct sql_builder *sb, const struct filter *f)
+{
+	struct search_terms terms;
+
+	if (!f->search)
+		return;
+	if (search_parse(f->search, &terms) || search_fts_expression(&terms, &sb->fts))
+		sb->failed = 1;
+	search_free(&terms);
+}
+
+static void sb_filter(struct sql_builder *sb, const struct filter *f,
+		      const struct query_scope *scope, enum sb_shape shape)
+{
+	int searching;
+
+	sb_search_expression(sb, f);
+	searching = sb->fts.len > 0;
+	sb_text(sb, sb_columns[shape]);
+	if (searching)
+		sb_text(sb, " JOIN events_fts ON events_fts.rowid = events.seq");
+	sb_conditions(sb, f, scope);
+	if (searching) {
+		sb_text(sb, " AND events_fts MATCH ");
+		sb_bind(sb, BIND_TEXT, 0, sb->fts.data, (int)sb->fts.len);
+	}
+	if (shape != SHAPE_ROWS)
+		return;
+	sb_text(sb, searching ? " ORDER BY events_fts.rank" : " ORDER BY created_at DESC, id ASC");
+	sb_text(sb, " LIMIT ");
+	sb_bind(sb, BIND_INT, scope->limit, NULL, 0);
 }
 
 static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
@@ -138,32 +191,93 @@ static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
 		else if (b->type == BIND_BLOB)
 			sqlite3_bind_blob(st, at, b->ptr, b->len, SQLITE_STATIC);
 		else
-			sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_STATIC);
+			sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_TRANSIENT);
 	}
+}
+
+/* Prepares what sb holds and binds it (text values are copied by SQLite);
+ * frees sb's buffers except fts, which sb_release() frees. */
+static int sb_prepare(sqlite3 *db, struct sql_builder *sb, sqlite3_stmt **out)
+{
+	int rc = 0;
+
+	if (sb->failed) {
+		rc = ERR_NOMEM;
+	} else if (sqlite3_prepare_v2(db, sb->text.data, (int)sb->text.len, out, NULL) != SQLITE_OK) {
+		log_warnx("query prepare: %s", sqlite3_errmsg(db));
+		rc = ERR_DB;
+	} else {
+		sb_apply(sb, *out);
+	}
+	buf_free(&sb->text);
+	free(sb->binds);
+	return rc;
+}
+
+static void sb_release(struct sql_builder *sb)
+{
+	buf_free(&sb->fts);
+}
+
+int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			     sqlite3_stmt **out)
+{
+	struct sql_builder sb = { 0 };
+	int rc;
+
+	sb_filter(&sb, f, scope, SHAPE_ROWS);
+	rc = sb_prepare(db, &sb, out);
+	sb_release(&sb);
+	return rc;
 }
 
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out)
 {
-	return query_sql_prepare_range(db, f, 0, max_seq, limit, out);
+	struct query_scope scope = { 0, max_seq, (int64_t)time(NULL), limit, true };
+
+	return query_sql_prepare_scoped(db, f, &scope, out);
 }
 
-int query_sql_prepare_range(sqlite3 *db, const struct filter *f, int64_t min_seq, int64_t max_seq,
-			    uint32_t limit, sqlite3_stmt **out)
+int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			      sqlite3_stmt **out)
 {
-	struct sql_builder sb = { BUF_INIT, NULL, 0, 0, 0 };
-	int rc = 0;
+	struct sql_builder sb = { 0 };
+	int rc;
 
-	sb_filter(&sb, f, min_seq, max_seq, limit);
-	if (sb.failed) {
-		rc = ERR_NOMEM;
-	} else if (sqlite3_prepare_v2(db, sb.text.data, (int)sb.text.len, out, NULL) != SQLITE_OK) {
-		log_warnx("query prepare: %s", sqlite3_errmsg(db));
-		rc = ERR_DB;
-	} else {
-		sb_apply(&sb, *out);
+	sb_filter(&sb, f, scope, SHAPE_PUBKEYS);
+	rc = sb_prepare(db, &sb, out);
+	sb_release(&sb);
+	return rc;
+}
+
+/* count(*) over the UNION of each filter's seqs: an event matching two
+ * filters counts once. */
+int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t n,
+			    const struct query_scope *scope, sqlite3_stmt **out)
+{
+	struct sql_builder sb = { 0 };
+	struct buf *fts = calloc(n ? n : 1, sizeof(*fts));
+	int rc;
+
+	if (!fts)
+		return ERR_NOMEM;
+	sb_text(&sb, "SELECT count(*) FROM (");
+	for (uint32_t i = 0; i < n; i++) {
+		if (i)
+			sb_text(&sb, " UNION ");
+		sb_filter(&sb, &filters[i], scope, SHAPE_SEQS);
+		fts[i] = sb.fts; /* each part's expression lives until it is bound */
+		memset(&sb.fts, 0, sizeof(sb.fts));
 	}
-	buf_free(&sb.text);
-	free(sb.binds);
+	sb_text(&sb, ")");
+	rc = n ? sb_prepare(db, &sb, out) : ERR_INVAL;
+	if (!n) {
+		buf_free(&sb.text);
+		free(sb.binds);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		buf_free(&fts[i]);
+	free(fts);
 	return rc;
 }

@@ -11,6 +11,7 @@
 #define STORED_QUERY_SQL_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/filter.h"
@@ -24,9 +25,36 @@
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out);
 
-/* The same, restricted to min_seq < seq <= max_seq (resuming a live
- * subscription replays only what was committed after min_seq). */
-int query_sql_prepare_range(sqlite3 *db, const struct filter *f, int64_t min_seq, int64_t max_seq,
-			    uint32_t limit, sqlite3_stmt **out);
+/* What a statement may see besides the filter. */
+struct query_scope {
+	int64_t min_seq; /* exclusive; 0 for all (resuming replays after it) */
+	int64_t max_seq; /* inclusive: the subscription's registration point */
+	int64_t now;     /* events whose expiration is at or before now are left
+			    out (NIP-40), whatever is still on disk */
+	uint32_t limit;
+	bool search;     /* the full-text index exists (NIP-50 enabled) */
+};
+
+/*
+ * The statement for f within scope.  A filter with search terms joins the
+ * full-text index and orders by relevance instead of created_at (NIP-50:
+ * the limit applies after ranking); with search disabled such a filter
+ * selects nothing.  Returns 0 with *out set, or ERR_NOMEM / ERR_DB.
+ */
+int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			     sqlite3_stmt **out);
+
+/*
+ * A statement giving one row, the number of distinct events matching any
+ * of the n filters within scope (limit ignored, NIP-45).  Returns 0 with
+ * *out set, or ERR_NOMEM / ERR_DB.
+ */
+int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t n,
+			    const struct query_scope *scope, sqlite3_stmt **out);
+
+/* A statement listing the pubkey of every event matching f within scope
+ * (for the NIP-45 HyperLogLog).  Returns 0 with *out set, or an error. */
+int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			      sqlite3_stmt **out);
 
 #endif

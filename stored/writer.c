@@ -20,11 +20,13 @@ struct writer {
 	struct write_job **batch;
 	enum ingest_outcome *outcome;
 	int64_t *seq;
+	const char **why; /* INGEST_REFUSED: the message */
 };
 
-static const char *writer_message(enum ingest_outcome outcome)
+static const char *writer_message(enum ingest_outcome outcome, const char *why)
 {
 	switch (outcome) {
+	case INGEST_REFUSED: return why;
 	case INGEST_STORED: return "";
 	case INGEST_DUPLICATE: return "duplicate: already have this event";
 	case INGEST_SUPERSEDED: return "duplicate: a newer version of this event is stored";
@@ -33,12 +35,13 @@ static const char *writer_message(enum ingest_outcome outcome)
 }
 
 static void writer_reply(struct writer *w, const struct write_job *job, const uint8_t *id,
-			 enum ingest_outcome outcome)
+			 enum ingest_outcome outcome, const char *why)
 {
 	struct buf out = BUF_INIT;
-	const char *text = writer_message(outcome);
+	const char *text = writer_message(outcome, why);
 	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, job->to.worker, job->to.request_id };
-	struct msg_event_result r = { .conn_id = job->conn_id, .accepted = outcome != INGEST_FAILED,
+	struct msg_event_result r = { .conn_id = job->conn_id,
+				      .accepted = outcome != INGEST_FAILED && outcome != INGEST_REFUSED,
 				      .message = { text, (uint32_t)strlen(text) } };
 
 	memcpy(r.id, id, EVENT_ID_LEN);
@@ -92,7 +95,7 @@ static int writer_apply(struct writer *w, size_t n)
 	if (writer_exec(w, "BEGIN IMMEDIATE"))
 		return ERR_DB;
 	for (size_t i = 0; i < n; i++) {
-		w->outcome[i] = ingest_event(w->ingest, &w->batch[i]->event, &w->seq[i]);
+		w->outcome[i] = ingest_event(w->ingest, &w->batch[i]->event, &w->seq[i], &w->why[i]);
 		/* A failed statement may leave an event half-written (row without
 		 * its tags): the whole batch goes back and is answered error:. */
 		if (w->outcome[i] == INGEST_FAILED) {
@@ -121,10 +124,10 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 		memcpy(id, w->batch[i]->event.id, EVENT_ID_LEN);
 		if (o == INGEST_STORED)
 			writer_forward(w, w->batch[i], w->seq[i]);
-		writer_reply(w, w->batch[i], id, o);
+		writer_reply(w, w->batch[i], id, o, w->why[i]);
 		if (o == INGEST_STORED) {
 			atomic_fetch_add(&st->events_accepted, 1);
-		} else if (o == INGEST_FAILED) {
+		} else if (o == INGEST_FAILED || o == INGEST_REFUSED) {
 			atomic_fetch_add(&st->events_rejected, 1);
 		} else {
 			atomic_fetch_add(&st->events_duplicate, 1);
@@ -147,6 +150,7 @@ static void *writer_main(void *arg)
 	free(w->batch);
 	free(w->outcome);
 	free(w->seq);
+	free(w->why);
 	free(w);
 	return NULL;
 }
@@ -162,14 +166,17 @@ int writer_start(struct stored *s, pthread_t *thread)
 	w->batch = calloc(n, sizeof(*w->batch));
 	w->outcome = calloc(n, sizeof(*w->outcome));
 	w->seq = calloc(n, sizeof(*w->seq));
-	if (!w->batch || !w->outcome || !w->seq ||
+	w->why = calloc(n, sizeof(*w->why));
+	if (!w->batch || !w->outcome || !w->seq || !w->why ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
-	    !(w->ingest = ingest_new(w->db)) || pthread_create(thread, NULL, writer_main, w)) {
+	    !(w->ingest = ingest_new(w->db, s->cfg.search)) ||
+	    pthread_create(thread, NULL, writer_main, w)) {
 		ingest_free(w->ingest);
 		db_close(w->db);
 		free(w->batch);
 		free(w->outcome);
 		free(w->seq);
+		free(w->why);
 		free(w);
 		return ERR_DB;
 	}

@@ -376,8 +376,7 @@ START_TEST(test_match_empty_lists)
 {
 	static const char *const texts[] = {
 		"{\"ids\":[]}", "{\"authors\":[]}", "{\"kinds\":[]}", "{\"#t\":[]}",
-		"{\"kinds\":[7],\"#p\":[]}", "{\"since\":10,\"until\":9}", "{\"search\":\"\"}",
-		"{\"search\":\"+\"}",
+		"{\"kinds\":[7],\"#p\":[]}", "{\"since\":10,\"until\":9}",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		struct filter f;
@@ -387,6 +386,20 @@ START_TEST(test_match_empty_lists)
 		ck_assert_msg(filter_is_empty(&f), "%s", texts[i]);
 		filter_free(&f);
 	}
+}
+END_TEST
+
+/* NIP-50 on live events: every term in the content ("+" for event7),
+ * extensions ignored, an empty query constrains nothing. */
+START_TEST(test_match_search)
+{
+	ck_assert(matches7("{\"search\":\"+\"}"));
+	ck_assert(matches7("{\"search\":\"\"}"));
+	ck_assert(matches7("{\"search\":\"include:spam\"}"));
+	ck_assert(matches7("{\"search\":\"  +  language:en \"}"));
+	ck_assert(!matches7("{\"search\":\"nostr\"}"));
+	ck_assert(!matches7("{\"search\":\"+ nostr\"}"));
+	ck_assert(!matches7("{\"kinds\":[1],\"search\":\"+\"}"));
 }
 END_TEST
 
@@ -640,6 +653,7 @@ static Suite *filter_suite(void)
 	tcase_add_test(tc, test_match_lists);
 	tcase_add_test(tc, test_match_tags);
 	tcase_add_test(tc, test_match_empty_lists);
+	tcase_add_test(tc, test_match_search);
 	tcase_add_test(tc, test_copy);
 	tcase_add_test(tc, test_differential);
 	suite_add_tcase(s, tc);

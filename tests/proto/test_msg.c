@@ -120,6 +120,7 @@ static struct event_tag event_tags[] = {
 	{ 'e', 3, "abc" }, { 'Z', 0, "" }, { 'p', 3, tag_nul_value },
 };
 static char event_json[] = "{\"id\":\"00\",\"kind\":30023,\"content\":\"h\\u00e9\"}";
+static char event_content[] = "h\xc3\xa9";
 static const struct msg_event_store event_store_sample = {
 	.conn_id = 0x1122334455667788ULL,
 	.event = {
@@ -132,6 +133,10 @@ static const struct msg_event_store event_store_sample = {
 		.ntags = 3,
 		.json = event_json,
 		.json_len = sizeof(event_json) - 1,
+		.expiration = 1800000000,
+		.flags = EVENT_FLAG_PROTECTED | EVENT_FLAG_VANISH_HERE,
+		.content = event_content,
+		.content_len = sizeof(event_content) - 1,
 	},
 };
 static const struct msg_event_store event_store_bare = {
@@ -258,6 +263,11 @@ static void assert_event_eq(const struct event *got, const struct event *want)
 	ck_assert_uint_eq(got->json_len, want->json_len);
 	assert_bytes_eq(got->json, want->json, want->json_len);
 	ck_assert_int_eq(got->json[got->json_len], '\0');
+	ck_assert_int_eq(got->expiration, want->expiration);
+	ck_assert_uint_eq(got->flags, want->flags);
+	ck_assert_uint_eq(got->content_len, want->content_len);
+	assert_bytes_eq(got->content, want->content ? want->content : "", want->content_len);
+	ck_assert_int_eq(got->content[got->content_len], '\0');
 }
 
 /* Each decoder below decodes body; if want is non-NULL and the decode worked
@@ -1027,6 +1037,9 @@ static void raw_put_event_store(struct buf *b, uint32_t kind, uint32_t ntags, co
 	wire_put_raw(b, zeros, EVENT_SIG_LEN);
 	wire_put_i64(b, 1700000000);
 	wire_put_u32(b, kind);
+	wire_put_i64(b, 0);
+	wire_put_u32(b, 0);
+	wire_put_str(b, "", 0);
 	wire_put_u32(b, ntags);
 	for (const char *n = names; *n; n++) {
 		wire_put_u8(b, (uint8_t)*n);

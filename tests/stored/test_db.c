@@ -175,7 +175,7 @@ START_TEST(test_schema)
 	ck_assert_str_eq(sql_text(db,
 				  "SELECT group_concat(name, ',') FROM "
 				  "(SELECT name FROM pragma_table_info('events') ORDER BY cid)"),
-			 "seq,id,pubkey,created_at,kind,addr,json");
+			 "seq,id,pubkey,created_at,kind,addr,expires_at,json");
 	ck_assert_str_eq(sql_text(db, "SELECT group_concat(name, ',') FROM "
 				      "(SELECT name FROM pragma_table_info('tags') ORDER BY cid)"),
 			 "seq,name,value,created_at");

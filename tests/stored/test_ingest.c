@@ -35,6 +35,9 @@
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
+/* ingest_event()'s refusal message; these tests only read it when refused. */
+static const char *why;
+
 static char tmp_dir[64];
 
 static void tmp_dir_make(void)
@@ -86,7 +89,7 @@ static void setup(void)
 {
 	db_path_make(db_path, sizeof(db_path));
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db);
+	in = ingest_new(db, true);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
 }
@@ -142,7 +145,7 @@ static enum ingest_outcome put(uint8_t label, uint8_t pk, int64_t created_at, ui
 	enum ingest_outcome out;
 
 	make_event(&ev, label, pk, created_at, kind, tags, ntags);
-	out = ingest_event(in, &ev, seq ? seq : &ignored);
+	out = ingest_event(in, &ev, seq ? seq : &ignored, &why);
 	event_free(&ev);
 	return out;
 }
@@ -304,9 +307,9 @@ START_TEST(test_tie_last_byte)
 	make_event(&b, 0x30, 1, 500, 0, NULL, 0);
 	a.id[31] = 0x01;
 	b.id[31] = 0xff;
-	ck_assert_int_eq(ingest_event(in, &b, &seq), INGEST_STORED);
-	ck_assert_int_eq(ingest_event(in, &a, &seq), INGEST_STORED);
-	ck_assert_int_eq(ingest_event(in, &b, &seq), INGEST_SUPERSEDED);
+	ck_assert_int_eq(ingest_event(in, &b, &seq, &why), INGEST_STORED);
+	ck_assert_int_eq(ingest_event(in, &a, &seq, &why), INGEST_STORED);
+	ck_assert_int_eq(ingest_event(in, &b, &seq, &why), INGEST_SUPERSEDED);
 	commit();
 	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 1);
 	ck_assert_int_eq(sql_int("SELECT substr(hex(id), 63, 2) = '01' FROM events"), 1);
@@ -393,7 +396,7 @@ static enum ingest_outcome put_parsed(uint8_t pk, int64_t created_at, uint32_t k
 	enum ingest_outcome out;
 
 	parse_event(&ev, pk, created_at, kind, tags_json);
-	out = ingest_event(in, &ev, &seq);
+	out = ingest_event(in, &ev, &seq, &why);
 	event_free(&ev);
 	return out;
 }
@@ -567,7 +570,7 @@ START_TEST(test_new_without_schema)
 
 	log_set_level(LOG_ERROR); /* the failed prepare is logged as a warning */
 	ck_assert_int_eq(sqlite3_open(":memory:", &bare), SQLITE_OK);
-	ck_assert_ptr_null(ingest_new(bare));
+	ck_assert_ptr_null(ingest_new(bare, true));
 	sqlite3_close(bare);
 	ingest_free(NULL);
 }

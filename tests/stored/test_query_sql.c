@@ -11,10 +11,11 @@
  *
  * Then several hundred random filters (ids, authors, kinds, #x, since/until,
  * limit, combinations, empty lists, since > until) are run through
- * query_sql_prepare() at several max_seq values, and the rows (seq, json)
- * must equal the reference: filter_matches() over the mirrored events with
- * seq <= max_seq, sorted by created_at descending then id ascending (memcmp),
- * cut to the limit.
+ * query_sql_prepare() at several max_seq values and through
+ * query_sql_prepare_range() over random (min_seq, max_seq] ranges, and the
+ * rows (seq, json) must equal the reference: filter_matches() over the
+ * mirrored events with min_seq < seq <= max_seq, sorted by created_at
+ * descending then id ascending (memcmp), cut to the limit.
  *
  * Filters that can never match (filter_is_empty) are included when they come
  * from empty lists or since > until: query_sql must return no rows for them.
@@ -25,6 +26,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,6 +40,9 @@
 #define NEVENTS 2000
 #define NFILTERS 500
 #define NO_LIMIT 100000u
+
+/* ingest_event()'s refusal message; these tests only read it when refused. */
+static const char *why;
 
 static uint64_t rng_state;
 
@@ -205,7 +210,7 @@ static void ingest_one(struct ingest *in, struct event *ev)
 	enum ingest_outcome want = ref_ingest(ev);
 	int64_t seq = 0;
 
-	enum ingest_outcome got = ingest_event(in, ev, &seq);
+	enum ingest_outcome got = ingest_event(in, ev, &seq, &why);
 
 	if (got != want)
 		ck_abort_msg("event %zu (%s): ingest says %d, want %d", nref, ev->json, got, want);
@@ -245,7 +250,7 @@ static void populate(void)
 		random_bytes(pubkeys[i], 32);
 	db_path_make(db_path, sizeof(db_path));
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db);
+	in = ingest_new(db, true);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
 	for (size_t n = 0; n < NEVENTS; n++) {
@@ -289,33 +294,40 @@ static int ref_order(const void *a, const void *b)
 	return memcmp(x->ev.id, y->ev.id, 32);
 }
 
-static size_t ref_query(const struct filter *f, int64_t max_seq, uint32_t limit,
+/* min_seq < seq <= max_seq; NO_MIN for no lower bound. */
+#define NO_MIN INT64_MIN
+
+static size_t ref_query(const struct filter *f, int64_t min_seq, int64_t max_seq, uint32_t limit,
 			const struct ref_event **out)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < nref; i++)
-		if (ref[i].present && ref[i].seq <= max_seq && filter_matches(f, &ref[i].ev))
+		if (ref[i].present && ref[i].seq > min_seq && ref[i].seq <= max_seq &&
+		    filter_matches(f, &ref[i].ev))
 			out[n++] = &ref[i];
 	qsort(out, n, sizeof(*out), ref_order);
 	return n < limit ? n : limit;
 }
 
 /*
- * Runs f through query_sql and compares every row with the reference;
+ * Runs f through query_sql_prepare (min_seq NO_MIN) or
+ * query_sql_prepare_range and compares every row with the reference;
  * returns the number of rows.  what names the case in failure messages.
  * Plain comparisons with ck_abort_msg keep the loop cheap: each passing
  * ck_assert costs check a write to its parent.
  */
-static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t limit,
-			   const char *what)
+static size_t check_range(const struct filter *f, int64_t min_seq, int64_t max_seq,
+			  uint32_t limit, const char *what)
 {
 	static const struct ref_event *want[NEVENTS];
-	size_t nwant = ref_query(f, max_seq, limit, want), row = 0;
+	size_t nwant = ref_query(f, min_seq, max_seq, limit, want), row = 0;
 	sqlite3_stmt *st = NULL;
-	int rc;
+	struct query_scope scope = { min_seq, max_seq, (int64_t)time(NULL), limit, true };
+	int rc = min_seq == NO_MIN ? query_sql_prepare(db, f, max_seq, limit, &st)
+				   : query_sql_prepare_scoped(db, f, &scope, &st);
 
-	if (query_sql_prepare(db, f, max_seq, limit, &st) != 0)
+	if (rc != 0)
 		ck_abort_msg("%s: query_sql_prepare failed", what);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t seq = sqlite3_column_int64(st, 0);
@@ -337,6 +349,12 @@ static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t lim
 		ck_abort_msg("%s: %zu rows (rc %d), want %zu", what, row, rc, nwant);
 	sqlite3_finalize(st);
 	return row;
+}
+
+static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t limit,
+			   const char *what)
+{
+	return check_range(f, NO_MIN, max_seq, limit, what);
 }
 
 /* Random filter parts, allocated the way filter_free() releases them. */
@@ -431,6 +449,7 @@ START_TEST(test_differential)
 	const int64_t max_seqs[] = {
 		0, 1, last_seq / 3, last_seq / 2, last_seq - 1, last_seq, last_seq + 100
 	};
+	enum { NMAX_SEQS = sizeof(max_seqs) / sizeof(max_seqs[0]) };
 	size_t nonempty = 0, empty_filters = 0;
 	char what[64];
 
@@ -440,16 +459,17 @@ START_TEST(test_differential)
 		uint32_t limit = random_filter(&f);
 
 		empty_filters += filter_is_empty(&f);
-		/* Every filter at the full table, plus two other cut-offs. */
+		/* Every filter at the full table, then another cut-off and a
+		 * (min_seq, max_seq] range as a resumed subscription asks. */
 		snprintf(what, sizeof(what), "filter %d at max_seq %lld", i, (long long)last_seq);
 		nonempty += check_filter(&f, last_seq, limit, what) > 0;
 		for (int k = 0; k < 2; k++) {
-			int64_t max_seq =
-			    max_seqs[rng_below(sizeof(max_seqs) / sizeof(max_seqs[0]))];
+			int64_t max_seq = max_seqs[rng_below(NMAX_SEQS)];
+			int64_t min_seq = k == 0 ? NO_MIN : max_seqs[rng_below(NMAX_SEQS)] - 1;
 
-			snprintf(what, sizeof(what), "filter %d at max_seq %lld", i,
-				 (long long)max_seq);
-			check_filter(&f, max_seq, limit, what);
+			snprintf(what, sizeof(what), "filter %d at (%lld, %lld]", i,
+				 (long long)min_seq, (long long)max_seq);
+			check_range(&f, min_seq, max_seq, limit, what);
 		}
 		filter_free(&f);
 	}
@@ -488,6 +508,28 @@ START_TEST(test_no_constraints)
 	ck_assert_uint_eq(check_filter(&f, 0, NO_LIMIT, "max_seq 0"), 0);
 	ck_assert_uint_eq(check_filter(&f, last_seq, UINT32_MAX, "limit max"), all);
 	ck_assert_uint_eq(check_filter(&f, last_seq, 7, "limit 7"), 7);
+}
+END_TEST
+
+/* Seq ranges: (a, a] is empty, (0, last] is everything, and a tail range
+ * holds exactly the events committed after its start. */
+START_TEST(test_ranges)
+{
+	struct filter f;
+	size_t all = 0, tail = 0;
+	int64_t from = last_seq - 300;
+
+	filter_init(&f);
+	for (size_t i = 0; i < nref; i++) {
+		all += ref[i].present;
+		tail += ref[i].present && ref[i].seq > from;
+	}
+	ck_assert_uint_eq(check_range(&f, 0, last_seq, NO_LIMIT, "(0, last]"), all);
+	ck_assert_uint_eq(check_range(&f, from, from, NO_LIMIT, "(a, a]"), 0);
+	ck_assert_uint_eq(check_range(&f, last_seq, last_seq + 10, NO_LIMIT, "after last"), 0);
+	ck_assert_uint_eq(check_range(&f, from, last_seq, NO_LIMIT, "tail"), tail);
+	ck_assert_uint_gt(tail, 100);
+	ck_assert_uint_eq(check_range(&f, from, last_seq, 5, "tail, limit 5"), 5);
 }
 END_TEST
 
@@ -572,6 +614,7 @@ static Suite *query_sql_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_population_shape);
 	tcase_add_test(tc, test_no_constraints);
+	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_long_lists);
 	tcase_add_test(tc, test_values_are_bound);
 	tcase_add_test(tc, test_tag_case_and_length);
