@@ -44,6 +44,8 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_CONN_CLOSED] = "conn_closed",
 	[MSG_DELIVER] = "deliver",
 	[MSG_WORKER_STATS] = "worker_stats",
+	[MSG_COUNT] = "count",
+	[MSG_COUNT_RESULT] = "count_result",
 };
 
 const char *msg_type_name(int type)
@@ -851,5 +853,89 @@ int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stat
 	m->messages_out = wire_get_u64(&r);
 	m->events_rejected = wire_get_u64(&r);
 	m->deliver_gaps = wire_get_u64(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- COUNT, COUNT_RESULT ---- */
+
+int msg_encode_count(struct buf *out, const struct msg_header *h, const struct msg_count *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_COUNT);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	put_u32(&w, m->nfilters);
+	for (uint32_t i = 0; i < m->nfilters; i++)
+		put_filter(&w, &m->filters[i]);
+	return writer_end(&w);
+}
+
+int msg_decode_count(const void *body, size_t len, struct msg_count *m)
+{
+	struct wire_reader r;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	m->filters = get_filters(&r, &m->nfilters);
+	err = wire_finish(&r);
+	if (err) {
+		msg_count_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_count_release(struct msg_count *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; m->filters && i < m->nfilters; i++)
+		filter_free(&m->filters[i]);
+	free(m->filters);
+	m->filters = NULL;
+	m->nfilters = 0;
+}
+
+int msg_encode_count_result(struct buf *out, const struct msg_header *h,
+			    const struct msg_count_result *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_COUNT_RESULT);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	put_u8(&w, m->status);
+	put_u64(&w, m->count);
+	put_u8(&w, m->has_hll ? 1 : 0);
+	if (m->has_hll)
+		put_raw(&w, m->hll, MSG_HLL_REGISTERS);
+	put_view(&w, &m->message);
+	return writer_end(&w);
+}
+
+int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m)
+{
+	struct wire_reader r;
+	uint8_t has_hll;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	m->status = wire_get_u8(&r);
+	if (m->status != MSG_QUERY_EOSE && m->status != MSG_QUERY_CLOSED)
+		reader_reject(&r, ERR_INVAL);
+	m->count = wire_get_u64(&r);
+	has_hll = wire_get_u8(&r);
+	if (has_hll > 1)
+		reader_reject(&r, ERR_INVAL);
+	m->has_hll = has_hll == 1;
+	if (m->has_hll)
+		wire_get_raw(&r, m->hll, MSG_HLL_REGISTERS);
+	m->message = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
 }

@@ -4,8 +4,9 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS.  Replies: HELLO_ACK,
- *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE.
+ *                   CONN_CLOSED, WORKER_STATS, COUNT.  Replies: HELLO_ACK,
+ *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE,
+ *                   COUNT_RESULT.
  *                   One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
@@ -53,6 +54,8 @@ enum msg_type {
 	MSG_CONN_CLOSED = 9,
 	MSG_DELIVER = 10,
 	MSG_WORKER_STATS = 11,
+	MSG_COUNT = 12,
+	MSG_COUNT_RESULT = 13,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -179,6 +182,27 @@ struct msg_worker_stats {
 	uint64_t deliver_gaps;
 };
 
+/* COUNT: a NIP-45 count over filters (OR'ed). */
+struct msg_count {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+	uint32_t nfilters;
+	struct filter *filters; /* owned after decoding: msg_count_release() */
+};
+
+#define MSG_HLL_REGISTERS 256
+
+/* COUNT_RESULT: the answer, or a refusal (status MSG_QUERY_CLOSED). */
+struct msg_count_result {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+	uint8_t status;       /* enum msg_query_status: EOSE means counted */
+	uint64_t count;
+	bool has_hll;
+	uint8_t hll[MSG_HLL_REGISTERS];
+	struct msg_str message; /* why, when refused */
+};
+
 /*
  * Encoders append the header and body to out (which they do not reset).
  * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
@@ -200,6 +224,9 @@ int msg_encode_conn_closed(struct buf *out, const struct msg_header *h,
 int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct msg_deliver *m);
 int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 			    const struct msg_worker_stats *m);
+int msg_encode_count(struct buf *out, const struct msg_header *h, const struct msg_count *m);
+int msg_encode_count_result(struct buf *out, const struct msg_header *h,
+			    const struct msg_count_result *m);
 
 /*
  * Reads the header from the first MSG_HEADER_LEN bytes of data.
@@ -224,11 +251,14 @@ int msg_decode_sub_close(const void *body, size_t len, struct msg_sub_close *m);
 int msg_decode_conn_closed(const void *body, size_t len, struct msg_conn_closed *m);
 int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
 int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m);
+int msg_decode_count(const void *body, size_t len, struct msg_count *m);
+int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m);
 
 /* Release what a successful decode owns.  NULL-safe and idempotent. */
 void msg_event_store_release(struct msg_event_store *m);
 void msg_sub_open_release(struct msg_sub_open *m);
 void msg_query_events_release(struct msg_query_events *m);
 void msg_deliver_release(struct msg_deliver *m);
+void msg_count_release(struct msg_count *m);
 
 #endif

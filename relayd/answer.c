@@ -117,6 +117,31 @@ static void answer_query_done(struct relayd *r, const void *body, size_t len)
 	conn_sub_remove(c, s);
 }
 
+static void answer_count_result(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_count_result m;
+	struct conn *c;
+	char why[256];
+	char *frame;
+	size_t n;
+
+	if (msg_decode_count_result(body, len, &m))
+		return;
+	c = conn_find(r->conns, m.conn_id);
+	if (!c) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return;
+	}
+	if (m.status == MSG_QUERY_EOSE) {
+		frame = reply_count(m.sub_id.ptr, m.sub_id.len, m.count, m.has_hll ? m.hll : NULL, &n);
+	} else {
+		snprintf(why, sizeof(why), "%.*s", (int)m.message.len, m.message.ptr);
+		frame = reply_closed(m.sub_id.ptr, m.sub_id.len, why, &n);
+	}
+	if (frame)
+		send_frame(r, c, frame, n, NULL, '\0');
+}
+
 static void answer_hello_ack(struct relayd *r, const void *body, size_t len)
 {
 	struct msg_hello_ack m;
@@ -142,6 +167,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_QUERY_EVENTS: answer_query_events(r, body, len); break;
 	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
+	case MSG_COUNT_RESULT: answer_count_result(r, body, len); break;
 	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
 	}
 }

@@ -51,6 +51,7 @@ static const struct verb_entry verb_table[] = {
 	{ "EVENT", verb_event },
 	{ "REQ", verb_req },
 	{ "CLOSE", verb_close },
+	{ "COUNT", verb_count },
 };
 
 void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len)

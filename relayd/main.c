@@ -87,6 +87,10 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	if (config_load(config, &r->cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
 	r->instance = instance;
+	if (r->cfg.relay_url[0])
+		snprintf(r->relay_url, sizeof(r->relay_url), "%s", r->cfg.relay_url);
+	else
+		snprintf(r->relay_url, sizeof(r->relay_url), "ws://%s:%u", r->cfg.bind, r->cfg.port);
 	log_init("relayd", instance, (enum log_level)log_level_parse(r->cfg.log_level));
 	lws_set_log_level(LLL_ERR, NULL);
 	if (getrandom(&r->boot_id, sizeof(r->boot_id), 0) != sizeof(r->boot_id))

@@ -43,7 +43,9 @@ static cJSON *nip11_limitation(const struct config *cfg)
 
 int nip11_build(struct relayd *r)
 {
-	static const int nips[] = { 1, 11 };
+	static const int base[] = { 1, 9, 11, 40, 45, 50, 62 };
+	int nips[8];
+	int n = 0;
 	cJSON *doc = cJSON_CreateObject();
 	char *text;
 	int rc = 0;
@@ -54,7 +56,11 @@ int nip11_build(struct relayd *r)
 	nip11_add_optional(doc, "contact", r->cfg.relay_contact);
 	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);
 	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
-	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, 2));
+	/* Only what works now: NIP-50 only while the search index is on. */
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		if (base[i] != 50 || r->cfg.search)
+			nips[n++] = base[i];
+	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
 	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(&r->cfg));
 	text = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);

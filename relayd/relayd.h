@@ -60,6 +60,7 @@ struct relayd {
 	bool link_announced;        /* MAIL_LINK_UP posted for the current pipes */
 	uint32_t next_sub_serial;   /* service thread */
 	lws_sorted_usec_list_t tick; /* the once-a-second timer */
+	char relay_url[CONFIG_TEXT_MAX]; /* cfg.relay_url, or ws://bind:port */
 	char nip11[4096];           /* the NIP-11 document, built once */
 	size_t nip11_len;
 	struct relayd_stats stats;

@@ -67,6 +67,23 @@ char *reply_event_head(const char *sub_id, size_t sub_len, size_t *len)
 	return reply_finish(&b, failed, len);
 }
 
+char *reply_count(const char *sub_id, size_t sub_len, uint64_t count, const uint8_t *hll,
+		  size_t *len)
+{
+	struct buf b = BUF_INIT;
+	char hex[513];
+	int failed = buf_append_str(&b, "[\"COUNT\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
+		     buf_append_str(&b, ",{\"count\":") || buf_append_int(&b, (int64_t)count);
+
+	if (!failed && hll) {
+		hex_encode(hll, 256, hex);
+		failed = buf_append_str(&b, ",\"hll\":\"") || buf_append(&b, hex, 512) ||
+			 buf_append_byte(&b, '"');
+	}
+	failed = failed || buf_append_str(&b, "}]");
+	return reply_finish(&b, failed, len);
+}
+
 char *reply_event(const char *sub_id, size_t sub_len, const char *json, size_t json_len,
 		  size_t *len)
 {

@@ -23,6 +23,10 @@ char *reply_eose(const char *sub_id, size_t sub_len, size_t *len);
 /* ["EVENT","<sub>",  -- the head of an EVENT frame; the caller appends the
  * event JSON and "]". */
 char *reply_event_head(const char *sub_id, size_t sub_len, size_t *len);
+/* ["COUNT","<sub>",{"count":<n>}] with ,"hll":"<512 hex>" when hll is not
+ * NULL (256 registers). */
+char *reply_count(const char *sub_id, size_t sub_len, uint64_t count, const uint8_t *hll,
+		  size_t *len);
 /* A whole ["EVENT","<sub>",<json>] frame. */
 char *reply_event(const char *sub_id, size_t sub_len, const char *json, size_t json_len,
 		  size_t *len);

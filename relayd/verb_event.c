@@ -4,6 +4,8 @@
  * The OK for an accepted event comes from stored after its commit; this
  * handler answers only the events it refuses itself.
  */
+#include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -80,6 +82,49 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	buf_free(&out);
 }
 
+/* Lowercase, without a trailing slash: how relay URLs are compared. */
+static void verb_event_url_key(const char *url, char *out, size_t out_len)
+{
+	size_t n = 0;
+
+	for (; *url && n + 1 < out_len; url++)
+		out[n++] = (char)tolower((unsigned char)*url);
+	while (n && out[n - 1] == '/')
+		n--;
+	out[n] = '\0';
+}
+
+/* NIP-62: does this kind 62 name this relay (or all relays)? */
+static bool verb_event_vanish_here(const struct relayd *r, const cJSON *obj)
+{
+	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(obj, "tags"), *tag;
+	char mine[CONFIG_TEXT_MAX], theirs[CONFIG_TEXT_MAX];
+
+	verb_event_url_key(r->relay_url, mine, sizeof(mine));
+	cJSON_ArrayForEach(tag, tags) {
+		const cJSON *name = cJSON_GetArrayItem(tag, 0), *value = cJSON_GetArrayItem(tag, 1);
+
+		if (!cJSON_IsString(name) || strcmp(name->valuestring, "relay") || !cJSON_IsString(value))
+			continue;
+		if (strcmp(value->valuestring, "ALL_RELAYS") == 0)
+			return true;
+		verb_event_url_key(value->valuestring, theirs, sizeof(theirs));
+		if (strcmp(mine, theirs) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Refusals that need the clock or the relay's identity, after parsing. */
+static const char *verb_event_policy(struct verb_ctx *v, const cJSON *obj, struct event *ev)
+{
+	if (ev->expiration && ev->expiration <= (int64_t)time(NULL))
+		return "invalid: this event has expired";
+	if (ev->kind == 62 && verb_event_vanish_here(v->r, obj))
+		ev->flags |= EVENT_FLAG_VANISH_HERE;
+	return NULL;
+}
+
 void verb_event(struct verb_ctx *v)
 {
 	const cJSON *obj = cJSON_GetArrayItem(v->msg, 1);
@@ -92,8 +137,15 @@ void verb_event(struct verb_ctx *v)
 		return;
 	}
 	verb_event_limits(v->r, &lim);
+	const char *refusal;
+
 	if (event_parse(obj, &lim, &ev, why, sizeof(why))) {
 		verb_event_refuse(v, obj, why);
+		return;
+	}
+	if ((refusal = verb_event_policy(v, obj, &ev))) {
+		verb_event_refuse(v, obj, refusal);
+		event_free(&ev);
 		return;
 	}
 	if (sig_verify_event(v->verifier, &ev)) {

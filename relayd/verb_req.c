@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "../common/filter.h"
+#include "../proto/msg.h"
 #include "ingress.h"
+#include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "verbs.h"
@@ -109,6 +111,43 @@ void verb_req(struct verb_ctx *v)
 	m->filters = filters;
 	m->nfilters = n;
 	mailbox_post(v->r->mailbox, m);
+}
+
+/* ["COUNT", <query id>, <filter>...] (NIP-45): checked like a REQ, then
+ * answered by stored directly; nothing is registered. */
+void verb_count(struct verb_ctx *v)
+{
+	size_t sub_len;
+	const char *sub = verb_sub_id(v, &sub_len);
+	uint32_t n = v->nargs > 1 ? (uint32_t)(v->nargs - 1) : 0;
+	uint32_t request_id;
+	struct filter *filters;
+	struct buf out = BUF_INIT;
+	char why[96];
+
+	if (!sub)
+		return;
+	if (n == 0 || n > v->r->cfg.max_filters) {
+		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", v->r->cfg.max_filters);
+		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+		return;
+	}
+	filters = verb_filters(v, sub, sub_len, n);
+	if (!filters)
+		return;
+	request_id = link_request_id(v->r);
+	{
+		struct msg_header h = { PROTO_VERSION, MSG_COUNT, (uint16_t)v->r->instance, request_id };
+		struct msg_count m = { v->conn_id, { sub, (uint32_t)sub_len }, n, filters };
+
+		if (msg_encode_count(&out, &h, &m) || link_send(v->r, request_id, out.data, out.len))
+			ingress_closed(v->r, v->conn_id, sub, sub_len,
+				       "error: storage is unavailable, retry shortly");
+	}
+	buf_free(&out);
+	for (uint32_t i = 0; i < n; i++)
+		filter_free(&filters[i]);
+	free(filters);
 }
 
 void verb_close(struct verb_ctx *v)

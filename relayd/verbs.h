@@ -25,5 +25,6 @@ struct verb_ctx {
 void verb_event(struct verb_ctx *v);
 void verb_req(struct verb_ctx *v);
 void verb_close(struct verb_ctx *v);
+void verb_count(struct verb_ctx *v);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -81,6 +82,9 @@ static void bcast_event(struct bcast *b, struct bcast_job *job)
 {
 	if (job->seq > b->last_seq)
 		b->last_seq = job->seq;
+	/* NIP-40: never delivered from the second it expires. */
+	if (job->event.expiration && job->event.expiration <= (int64_t)time(NULL))
+		return;
 	b->current_seq = job->seq;
 	b->ntouched = 0;
 	subidx_match(b->idx, &job->event, bcast_collect, b);

@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "db.h"
+#include "hll.h"
 #include "jobs.h"
 #include "query_sql.h"
 #include "queue.h"
@@ -133,7 +134,71 @@ static int query_prepare_seen(struct query_worker *q, const struct query_job *jo
 	return q->seen ? 0 : ERR_NOMEM;
 }
 
+static void query_history(struct query_worker *q, struct query_job *job);
+
+static int query_count_rows(struct query_worker *q, const struct query_job *job,
+			    const struct query_scope *scope, uint64_t *count)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (query_sql_prepare_count(q->db, job->filters, job->nfilters, scope, &st))
+		return ERR_DB;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : ERR_DB;
+}
+
+/* Fills registers when the COUNT is one eligible filter; returns whether. */
+static bool query_count_hll(struct query_worker *q, const struct query_job *job,
+			    const struct query_scope *scope, uint8_t *registers)
+{
+	int offset = job->nfilters == 1 ? hll_offset(&job->filters[0]) : -1;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (offset < 0 || query_sql_prepare_pubkeys(q->db, &job->filters[0], scope, &st))
+		return false;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (sqlite3_column_bytes(st, 0) == 32)
+			hll_add(registers, offset, sqlite3_column_blob(st, 0));
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE;
+}
+
+/* NIP-45: one COUNT_RESULT, the number of distinct matching events. */
+static void query_count(struct query_worker *q, const struct query_job *job)
+{
+	static const char why[] = "error: the count failed";
+	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0 };
+	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, job->to.worker, job->to.request_id };
+	struct msg_count_result r = { .conn_id = job->conn_id,
+				      .sub_id = { job->sub_id, job->sub_id_len } };
+
+	if (query_count_rows(q, job, &scope, &r.count)) {
+		r.status = MSG_QUERY_CLOSED;
+		r.message = (struct msg_str){ why, (uint32_t)sizeof(why) - 1 };
+	} else {
+		r.has_hll = query_count_hll(q, job, &scope, r.hll);
+	}
+	buf_reset(&q->out);
+	if (msg_encode_count_result(&q->out, &h, &r) == 0)
+		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+	atomic_fetch_add(&q->s->stats.queries, 1);
+}
+
 static void query_run(struct query_worker *q, struct query_job *job)
+{
+	if (job->count) {
+		query_count(q, job);
+		return;
+	}
+	query_history(q, job);
+}
+
+static void query_history(struct query_worker *q, struct query_job *job)
 {
 	int failed = query_prepare_seen(q, job);
 

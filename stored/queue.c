@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../common/err.h"
 
@@ -80,6 +81,38 @@ void *queue_pop(struct queue *q)
 		item = queue_take_locked(q);
 	pthread_mutex_unlock(&q->lock);
 	return item;
+}
+
+void *queue_pop_timed(struct queue *q, int timeout_ms)
+{
+	struct timespec deadline;
+	void *item = NULL;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&q->lock);
+	while (q->count == 0 && !q->closed)
+		if (pthread_cond_timedwait(&q->nonempty, &q->lock, &deadline))
+			break;
+	if (q->count)
+		item = queue_take_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return item;
+}
+
+bool queue_closed(struct queue *q)
+{
+	bool closed;
+
+	pthread_mutex_lock(&q->lock);
+	closed = q->closed;
+	pthread_mutex_unlock(&q->lock);
+	return closed;
 }
 
 void *queue_pop_nowait(struct queue *q)

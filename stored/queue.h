@@ -9,6 +9,7 @@
 #ifndef STORED_QUEUE_H
 #define STORED_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct queue;
@@ -22,6 +23,11 @@ int queue_push(struct queue *q, void *item);
 /* Removes the oldest item, waiting for one.  Returns NULL once the queue is
  * closed and empty. */
 void *queue_pop(struct queue *q);
+/* Removes the oldest item, waiting at most timeout_ms.  Returns NULL on
+ * timeout or once the queue is closed and empty (queue_closed tells). */
+void *queue_pop_timed(struct queue *q, int timeout_ms);
+/* True after queue_close(). */
+bool queue_closed(struct queue *q);
 /* Removes the oldest item if there is one, else returns NULL at once. */
 void *queue_pop_nowait(struct queue *q);
 /* Refuses further pushes and wakes consumers; queued items remain poppable. */

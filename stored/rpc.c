@@ -231,6 +231,38 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	pthread_mutex_unlock(&s->workers_lock);
 }
 
+/* COUNT goes straight to the query pool: it registers nothing, so its
+ * bound is simply everything committed so far. */
+static void rpc_count(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
+{
+	struct msg_count m;
+	struct query_job *job;
+
+	if (msg_decode_count(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		msg_count_release(&m);
+		return;
+	}
+	job->to = *to;
+	job->conn_id = m.conn_id;
+	job->count = true;
+	job->max_seq = INT64_MAX;
+	memcpy(job->sub_id, m.sub_id.ptr, m.sub_id.len);
+	job->sub_id_len = m.sub_id.len;
+	job->filters = m.filters;
+	job->nfilters = m.nfilters;
+	m.filters = NULL;
+	if (queue_push(s->query_q, job)) {
+		log_warnx("query queue full: a COUNT was dropped");
+		query_job_free(job);
+	}
+	msg_count_release(&m);
+}
+
 typedef void (*rpc_handler)(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len);
 
@@ -241,6 +273,7 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_SUB_CLOSE] = rpc_sub_close,
 	[MSG_CONN_CLOSED] = rpc_conn_closed,
 	[MSG_WORKER_STATS] = rpc_worker_stats,
+	[MSG_COUNT] = rpc_count,
 };
 
 static void rpc_dispatch(struct stored *s, nng_msg *msg)

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -21,6 +22,7 @@ struct writer {
 	enum ingest_outcome *outcome;
 	int64_t *seq;
 	const char **why; /* INGEST_REFUSED: the message */
+	int64_t last_expiry;
 };
 
 static const char *writer_message(enum ingest_outcome outcome, const char *why)
@@ -67,10 +69,51 @@ static void writer_forward(struct writer *w, struct write_job *job, int64_t seq)
 	}
 }
 
+/* Removes what has expired (NIP-40), a bounded slice per transaction so a
+ * large backlog never holds the write lock for long.  Queries already hide
+ * expired events; this only frees the disk. */
+static void writer_expire(struct writer *w)
+{
+	static const char sql[] = "DELETE FROM events WHERE seq IN (SELECT seq FROM events"
+				  " WHERE expires_at <= ?1 LIMIT 5000)";
+	sqlite3_stmt *st;
+	int changed;
+
+	if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	do {
+		sqlite3_bind_int64(st, 1, (int64_t)time(NULL));
+		changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(w->db) : 0;
+		sqlite3_reset(st);
+		if (changed)
+			log_debug("removed %d expired events", changed);
+	} while (changed == 5000 && !atomic_load(&w->s->stopping));
+	sqlite3_finalize(st);
+}
+
+/* Waits for the first job of a batch, running the expiry job when due. */
+static struct write_job *writer_wait(struct writer *w)
+{
+	int64_t interval = (int64_t)w->s->cfg.expire_interval;
+	struct write_job *job;
+
+	for (;;) {
+		int64_t now = (int64_t)time(NULL);
+
+		if (now - w->last_expiry >= interval) {
+			writer_expire(w);
+			w->last_expiry = now;
+		}
+		job = queue_pop_timed(w->s->write_q, (int)(interval * 1000));
+		if (job || queue_closed(w->s->write_q))
+			return job;
+	}
+}
+
 static size_t writer_collect(struct writer *w)
 {
 	size_t n = 0;
-	struct write_job *job = queue_pop(w->s->write_q);
+	struct write_job *job = writer_wait(w);
 
 	if (!job)
 		return 0;

@@ -244,6 +244,19 @@ static const struct msg_worker_stats worker_stats_sample = {
 	.messages_in = 4, .messages_out = 5, .events_rejected = 6, .deliver_gaps = 7,
 };
 
+static const struct msg_count count_sample = {
+	.conn_id = 42, .sub_id = { "cnt", 3 }, .nfilters = 3, .filters = sample_filters,
+};
+static const struct msg_count count_bare = { .conn_id = 0, .sub_id = { "c", 1 } };
+static const struct msg_count_result count_result_sample = {
+	.conn_id = 42, .sub_id = { "cnt", 3 }, .status = MSG_QUERY_EOSE, .count = 123456789012ULL,
+	.has_hll = true, .hll = { 1, 2, 3, [128] = 9, [255] = 31 }, .message = { "", 0 },
+};
+static const struct msg_count_result count_result_refused = {
+	.conn_id = 1, .sub_id = { "c", 1 }, .status = MSG_QUERY_CLOSED,
+	.message = { "error: no", 9 },
+};
+
 /* ---- per-type decode and compare ---- */
 
 static void assert_event_eq(const struct event *got, const struct event *want)
@@ -464,6 +477,47 @@ static int worker_stats_decode(const uint8_t *body, size_t len, const void *want
 	return err;
 }
 
+static int count_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_count *w = want;
+	struct msg_count m;
+	int err = msg_decode_count(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.filters);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+		ck_assert_uint_eq(m.nfilters, w->nfilters);
+		for (uint32_t i = 0; i < w->nfilters; i++)
+			assert_filter_eq(&m.filters[i], &w->filters[i]);
+	}
+	msg_count_release(&m);
+	msg_count_release(&m);
+	return 0;
+}
+
+static int count_result_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_count_result *w = want;
+	struct msg_count_result m;
+	int err = msg_decode_count_result(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+		ck_assert_uint_eq(m.status, w->status);
+		ck_assert_uint_eq(m.count, w->count);
+		ck_assert_int_eq(m.has_hll, w->has_hll);
+		if (w->has_hll)
+			assert_bytes_eq(m.hll, w->hll, MSG_HLL_REGISTERS);
+		assert_msg_str(m.message, w->message, body, len);
+	}
+	return err;
+}
+
 /* ---- the case table ---- */
 
 static int hello_encode(struct buf *out, const void *m)
@@ -521,6 +575,16 @@ static int worker_stats_encode(struct buf *out, const void *m)
 	return msg_encode_worker_stats(out, &sample_header, m);
 }
 
+static int count_encode(struct buf *out, const void *m)
+{
+	return msg_encode_count(out, &sample_header, m);
+}
+
+static int count_result_encode(struct buf *out, const void *m)
+{
+	return msg_encode_count_result(out, &sample_header, m);
+}
+
 struct msg_case {
 	const char *name;
 	enum msg_type type;
@@ -556,6 +620,12 @@ static const struct msg_case cases[] = {
 	{ "deliver bare", MSG_DELIVER, deliver_encode, deliver_decode, &deliver_bare },
 	{ "worker_stats", MSG_WORKER_STATS, worker_stats_encode, worker_stats_decode,
 	  &worker_stats_sample },
+	{ "count", MSG_COUNT, count_encode, count_decode, &count_sample },
+	{ "count bare", MSG_COUNT, count_encode, count_decode, &count_bare },
+	{ "count_result", MSG_COUNT_RESULT, count_result_encode, count_result_decode,
+	  &count_result_sample },
+	{ "count_result refused", MSG_COUNT_RESULT, count_result_encode, count_result_decode,
+	  &count_result_refused },
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 

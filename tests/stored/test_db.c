@@ -3,8 +3,9 @@
  * mkdtemp() directory under /tmp: the schema (tables, columns, indexes), WAL
  * mode, the synchronous setting, db_count_events and db_max_seq on empty and
  * filled databases, that a read-only open cannot write (nor create a file),
- * that a reader sees only committed rows, and that AUTOINCREMENT never hands
- * out a seq again after the largest row is deleted.
+ * that a reader sees only committed rows, that AUTOINCREMENT never hands
+ * out a seq again after the largest row is deleted, and that deleting an
+ * event removes its tags and full-text rows (the cleanup trigger).
  *
  * Expected values are the documented ones (db.h and SQLite's PRAGMA docs:
  * synchronous reads back 2 for FULL, 1 for NORMAL); rows are inserted with
@@ -159,6 +160,12 @@ START_TEST(test_schema)
 		"index events_addr",
 		"index tags_value",
 		"index tags_seq",
+		"index events_expires",
+		"table deleted_ids",
+		"table deleted_addrs",
+		"table vanished",
+		"table events_fts",
+		"trigger events_cleanup",
 	};
 	sqlite3 *db = open_writer("full");
 	char sql[160];
@@ -341,6 +348,30 @@ START_TEST(test_autoincrement_never_reuses)
 }
 END_TEST
 
+/* Deleting an event, by whatever path, takes its tags and search rows. */
+START_TEST(test_cleanup_trigger)
+{
+	sqlite3 *db = open_writer("normal");
+
+	insert_events(db, 2);
+	ck_assert_int_eq(exec(db, "INSERT INTO tags(seq, name, value, created_at) VALUES"
+				  " (1, 'e', x'01', 1), (1, 't', x'02', 1), (2, 'e', x'01', 1)"),
+			 SQLITE_OK);
+	ck_assert_int_eq(exec(db, "INSERT INTO events_fts(rowid, content) VALUES"
+				  " (1, 'hello world'), (2, 'hello again')"),
+			 SQLITE_OK);
+	ck_assert_int_eq(exec(db, "DELETE FROM events WHERE seq = 1"), SQLITE_OK);
+	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM tags WHERE seq = 1"), 0);
+	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM tags WHERE seq = 2"), 1);
+	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH "
+				     "'hello'"),
+			 1);
+	ck_assert_int_eq(sql_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'hello'"),
+			 2);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(test_close_null)
 {
 	db_close(NULL);
@@ -366,6 +397,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_open_bad_directory);
 	tcase_add_test(tc, test_open_garbage_file);
 	tcase_add_test(tc, test_autoincrement_never_reuses);
+	tcase_add_test(tc, test_cleanup_trigger);
 	tcase_add_test(tc, test_close_null);
 	suite_add_tcase(s, tc);
 	return s;

@@ -12,22 +12,23 @@
  * Then several hundred random filters (ids, authors, kinds, #x, since/until,
  * limit, combinations, empty lists, since > until) are run through
  * query_sql_prepare() at several max_seq values and through
- * query_sql_prepare_range() over random (min_seq, max_seq] ranges, and the
+ * query_sql_prepare_scoped() over random (min_seq, max_seq] ranges, and the
  * rows (seq, json) must equal the reference: filter_matches() over the
  * mirrored events with min_seq < seq <= max_seq, sorted by created_at
  * descending then id ascending (memcmp), cut to the limit.
  *
  * Filters that can never match (filter_is_empty) are included when they come
  * from empty lists or since > until: query_sql must return no rows for them.
- * Filters with `search` are not generated: query_sql ignores that field by
- * design and the caller (query.c) skips them via filter_is_empty().
+ * Not covered here: filters with `search` (they order by FTS relevance,
+ * which the reference does not model), expiration (no generated event has
+ * one), and query_sql_prepare_count / _pubkeys.
  */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../common/err.h"
@@ -312,7 +313,7 @@ static size_t ref_query(const struct filter *f, int64_t min_seq, int64_t max_seq
 
 /*
  * Runs f through query_sql_prepare (min_seq NO_MIN) or
- * query_sql_prepare_range and compares every row with the reference;
+ * query_sql_prepare_scoped and compares every row with the reference;
  * returns the number of rows.  what names the case in failure messages.
  * Plain comparisons with ck_abort_msg keep the loop cheap: each passing
  * ck_assert costs check a write to its parent.
