@@ -184,7 +184,7 @@ static double fo_delivery_rate(struct fo_run *r, uint64_t got)
 }
 
 static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t got, uint64_t dup,
-			   uint64_t unparsed, int lost)
+			   uint64_t unparsed, uint64_t closed, int lost)
 {
 	const struct fo_opts *o = r->o;
 	uint64_t expected = fo_expected(&r->pub, r->ready);
@@ -204,6 +204,7 @@ static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t go
 	report_int(&rep, "missing", (int64_t)(expected > got ? expected - got : 0));
 	report_int(&rep, "duplicate", (int64_t)dup);
 	report_int(&rep, "unparsed", (int64_t)unparsed);
+	report_int(&rep, "subs_closed", (int64_t)closed);
 	report_int(&rep, "subs_lost", lost);
 	report_num(&rep, "deliveries_per_s", fo_delivery_rate(r, got), 1);
 	report_hist(&rep, "lat", lat, 1);
@@ -219,7 +220,7 @@ static void fo_report(struct fo_run *r)
 {
 	const struct fo_opts *o = r->o;
 	struct hist *lat = hist_new();
-	uint64_t dup = 0, unparsed = 0, got = fo_got(r->th, o->threads);
+	uint64_t dup = 0, unparsed = 0, closed = 0, got = fo_got(r->th, o->threads);
 	int lost = 0;
 
 	if (!lat)
@@ -228,6 +229,7 @@ static void fo_report(struct fo_run *r)
 		hist_merge(lat, r->th[i].lat);
 		dup += r->th[i].dup;
 		unparsed += r->th[i].unparsed;
+		closed += r->th[i].closed_msgs;
 		lost += atomic_load(&r->th[i].lost);
 	}
 	printf("fanout: %d/%ld subscribers, %llu events at %ld/s: %llu of %llu deliveries, "
@@ -235,7 +237,7 @@ static void fo_report(struct fo_run *r)
 	       (unsigned long long)r->pub.sent, o->rate, (unsigned long long)got,
 	       (unsigned long long)fo_expected(&r->pub, r->ready), hist_percentile(lat, 50) / 1e6,
 	       hist_percentile(lat, 99) / 1e6, hist_max(lat) / 1e6);
-	fo_report_line(r, lat, got, dup, unparsed, lost);
+	fo_report_line(r, lat, got, dup, unparsed, closed, lost);
 	hist_free(lat);
 }
 

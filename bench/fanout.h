@@ -26,7 +26,7 @@ struct fo_sub {
 	struct fo_thread *t;
 	struct ws_conn *ws;
 	uint8_t *seen; /* bitmap of seqs, max_events bits */
-	bool opened, ready;
+	bool opened, ready, refused; /* refused: CLOSED instead of EOSE */
 };
 
 struct fo_thread {

@@ -79,6 +79,10 @@ static void fo_on_message(struct ws_conn *ws, const char *data, size_t len, void
 		atomic_fetch_add(&s->t->ready, 1);
 	} else if (m.type == RMSG_CLOSED) {
 		s->t->closed_msgs++;
+		if (!s->ready && !s->refused) { /* it will never be ready */
+			s->refused = true;
+			s->t->pending--;
+		}
 	}
 }
 
@@ -88,7 +92,7 @@ static void fo_on_close(struct ws_conn *ws, int err, void *ud)
 
 	(void)ws;
 	(void)err;
-	if (!s->ready)
+	if (!s->ready && !s->refused)
 		s->t->pending--;
 	s->ws = NULL;
 	if (!atomic_load(s->t->stop))

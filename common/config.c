@@ -67,6 +67,10 @@ static const struct config_key config_keys[] = {
 	U32(expire_interval, "storage", "60", 1, 86400,
 	    "seconds between removals of expired events from disk (NIP-40)"),
 	U32(verify_threads, "workers", "1", 1, 64, "threads per relayd that parse and verify"),
+	STR(auth_required, "access", "no",
+	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
+	U32(min_pow_difficulty, "access", "0", 0, 256,
+	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
 	    "how long a worker waits for stored before answering error:"),
 	STR(log_level, "logging", "info", "error, warn, info or debug"),
@@ -166,6 +170,11 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 
 	if (log_level_parse(cfg->log_level) < 0) {
 		snprintf(err, err_len, "log_level must be error, warn, info or debug");
+		return ERR_CONFIG;
+	}
+	if (strcmp(cfg->auth_required, "no") && strcmp(cfg->auth_required, "writes") &&
+	    strcmp(cfg->auth_required, "reads") && strcmp(cfg->auth_required, "all")) {
+		snprintf(err, err_len, "auth_required must be no, writes, reads or all");
 		return ERR_CONFIG;
 	}
 	if (strcmp(cfg->db_synchronous, "full") && strcmp(cfg->db_synchronous, "normal")) {

@@ -51,6 +51,8 @@ struct config {
 	uint32_t expire_interval; /* seconds between removals of expired events */
 	/* [workers] */
 	uint32_t verify_threads;
+	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
+	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
 	/* [logging] */
 	char log_level[16];

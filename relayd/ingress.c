@@ -10,6 +10,7 @@
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/log.h"
+#include "auth.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "reply.h"
@@ -35,6 +36,7 @@ struct ingress_lane {
 	size_t depth;
 	bool stop;
 	struct sig_verifier *verifier;
+	struct auth_table *auth;
 };
 
 struct ingress {
@@ -52,6 +54,7 @@ static const struct verb_entry verb_table[] = {
 	{ "REQ", verb_req },
 	{ "CLOSE", verb_close },
 	{ "COUNT", verb_count },
+	{ "AUTH", verb_auth },
 };
 
 void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len)
@@ -93,7 +96,7 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 	 * require_null_terminated refuses anything after the array. */
 	cJSON *msg = cJSON_ParseWithLengthOpts(job->data, job->len + 1, NULL, 1);
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
-	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0 };
+	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0, lane->auth };
 	char why[96];
 
 	if (memchr(job->data, '\0', job->len)) {
@@ -142,11 +145,33 @@ static void *ingress_main(void *arg)
 	struct ingress_job *job;
 
 	while ((job = ingress_next(lane))) {
-		ingress_dispatch(lane, job);
+		if (job->data)
+			ingress_dispatch(lane, job);
+		else
+			auth_forget(lane->auth, job->conn_id); /* the connection closed */
 		free(job->data);
 		free(job);
 	}
 	return NULL;
+}
+
+void ingress_forget(struct ingress *in, uint64_t conn_id)
+{
+	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
+	struct ingress_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return; /* the entry lingers until the slot's next generation: harmless */
+	job->conn_id = conn_id;
+	pthread_mutex_lock(&lane->lock);
+	if (lane->tail)
+		lane->tail->next = job;
+	else
+		lane->head = job;
+	lane->tail = job;
+	lane->depth++;
+	pthread_cond_signal(&lane->wake);
+	pthread_mutex_unlock(&lane->lock);
 }
 
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len)
@@ -198,7 +223,8 @@ struct ingress *ingress_start(struct relayd *r)
 		pthread_mutex_init(&lane->lock, NULL);
 		pthread_cond_init(&lane->wake, NULL);
 		lane->verifier = sig_verifier_new();
-		if (!lane->verifier || pthread_create(&lane->thread, NULL, ingress_main, lane))
+		lane->auth = auth_table_new();
+		if (!lane->verifier || !lane->auth || pthread_create(&lane->thread, NULL, ingress_main, lane))
 			fatalx("cannot start ingress lane %u", i);
 	}
 	return in;
@@ -223,6 +249,7 @@ void ingress_stop(struct ingress *in)
 			free(job);
 		}
 		sig_verifier_free(lane->verifier);
+		auth_table_free(lane->auth);
 	}
 	free(in->lanes);
 	free(in);

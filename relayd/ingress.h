@@ -27,6 +27,10 @@ void ingress_stop(struct ingress *in);
  */
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len);
 
+/* Tells conn_id's lane the connection closed (after its last message), so
+ * the lane forgets what it knew about it.  Never refused. */
+void ingress_forget(struct ingress *in, uint64_t conn_id);
+
 /* For verb handlers: queue a frame / a NOTICE / a CLOSED for conn_id. */
 void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len);
 void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message);

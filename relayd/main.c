@@ -96,6 +96,10 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	if (getrandom(&r->boot_id, sizeof(r->boot_id), 0) != sizeof(r->boot_id))
 		r->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	r->started_at = (uint64_t)time(NULL);
+	if (getrandom(r->auth_secret, sizeof(r->auth_secret), 0) != sizeof(r->auth_secret))
+		fatalx("no randomness for NIP-42 challenges");
+	r->auth_writes = !strcmp(r->cfg.auth_required, "writes") || !strcmp(r->cfg.auth_required, "all");
+	r->auth_reads = !strcmp(r->cfg.auth_required, "reads") || !strcmp(r->cfg.auth_required, "all");
 	if (nip11_build(r))
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
 	r->conns = conn_table_new();

@@ -35,16 +35,19 @@ static cJSON *nip11_limitation(const struct config *cfg)
 		cJSON_AddNumberToObject(lim, "created_at_lower_limit", (double)cfg->created_at_max_past);
 	if (cfg->created_at_max_future)
 		cJSON_AddNumberToObject(lim, "created_at_upper_limit", (double)cfg->created_at_max_future);
-	cJSON_AddBoolToObject(lim, "auth_required", 0);
+	cJSON_AddBoolToObject(lim, "auth_required", strcmp(cfg->auth_required, "no") != 0);
 	cJSON_AddBoolToObject(lim, "payment_required", 0);
-	cJSON_AddBoolToObject(lim, "restricted_writes", 0);
+	cJSON_AddBoolToObject(lim, "restricted_writes",
+			      !strcmp(cfg->auth_required, "writes") || !strcmp(cfg->auth_required, "all"));
+	if (cfg->min_pow_difficulty)
+		cJSON_AddNumberToObject(lim, "min_pow_difficulty", cfg->min_pow_difficulty);
 	return lim;
 }
 
 int nip11_build(struct relayd *r)
 {
-	static const int base[] = { 1, 9, 11, 40, 45, 50, 62 };
-	int nips[8];
+	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70 };
+	int nips[12];
 	int n = 0;
 	cJSON *doc = cJSON_CreateObject();
 	char *text;
@@ -58,7 +61,7 @@ int nip11_build(struct relayd *r)
 	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
 	/* Only what works now: NIP-50 only while the search index is on. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		if (base[i] != 50 || r->cfg.search)
+		if ((base[i] != 50 || r->cfg.search) && (base[i] != 13 || r->cfg.min_pow_difficulty))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
 	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(&r->cfg));

@@ -61,6 +61,8 @@ struct relayd {
 	uint32_t next_sub_serial;   /* service thread */
 	lws_sorted_usec_list_t tick; /* the once-a-second timer */
 	char relay_url[CONFIG_TEXT_MAX]; /* cfg.relay_url, or ws://bind:port */
+	uint8_t auth_secret[32];    /* derives NIP-42 challenges (auth.h) */
+	bool auth_writes, auth_reads; /* from cfg.auth_required */
 	char nip11[4096];           /* the NIP-11 document, built once */
 	size_t nip11_len;
 	struct relayd_stats stats;

@@ -12,6 +12,7 @@
 #include "../proto/msg.h"
 #include "answer.h"
 #include "conn.h"
+#include "ingress.h"
 #include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
@@ -291,5 +292,6 @@ void service_conn_gone(struct relayd *r, struct conn *c)
 		service_request(r, &out, request_id);
 	else
 		buf_free(&out);
+	ingress_forget(r->ingress, c->id);
 	conn_close(r->conns, c);
 }

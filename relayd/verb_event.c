@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -14,6 +15,7 @@
 #include "../common/event_sig.h"
 #include "../common/hex.h"
 #include "../proto/msg.h"
+#include "auth.h"
 #include "ingress.h"
 #include "link.h"
 #include "mailbox.h"
@@ -82,25 +84,13 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	buf_free(&out);
 }
 
-/* Lowercase, without a trailing slash: how relay URLs are compared. */
-static void verb_event_url_key(const char *url, char *out, size_t out_len)
-{
-	size_t n = 0;
-
-	for (; *url && n + 1 < out_len; url++)
-		out[n++] = (char)tolower((unsigned char)*url);
-	while (n && out[n - 1] == '/')
-		n--;
-	out[n] = '\0';
-}
-
 /* NIP-62: does this kind 62 name this relay (or all relays)? */
 static bool verb_event_vanish_here(const struct relayd *r, const cJSON *obj)
 {
 	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(obj, "tags"), *tag;
 	char mine[CONFIG_TEXT_MAX], theirs[CONFIG_TEXT_MAX];
 
-	verb_event_url_key(r->relay_url, mine, sizeof(mine));
+	auth_url_key(r->relay_url, mine, sizeof(mine));
 	cJSON_ArrayForEach(tag, tags) {
 		const cJSON *name = cJSON_GetArrayItem(tag, 0), *value = cJSON_GetArrayItem(tag, 1);
 
@@ -108,16 +98,60 @@ static bool verb_event_vanish_here(const struct relayd *r, const cJSON *obj)
 			continue;
 		if (strcmp(value->valuestring, "ALL_RELAYS") == 0)
 			return true;
-		verb_event_url_key(value->valuestring, theirs, sizeof(theirs));
+		auth_url_key(value->valuestring, theirs, sizeof(theirs));
 		if (strcmp(mine, theirs) == 0)
 			return true;
 	}
 	return false;
 }
 
-/* Refusals that need the clock or the relay's identity, after parsing. */
+/* NIP-13: leading zero bits of the id. */
+static int verb_event_pow(const uint8_t id[32])
+{
+	int bits = 0;
+
+	for (int i = 0; i < 32; i++) {
+		if (id[i]) {
+			return bits + __builtin_clz((unsigned)id[i] << 24);
+		}
+		bits += 8;
+	}
+	return bits;
+}
+
+/* NIP-42/70: who may publish on this connection. */
+static const char *verb_event_access(struct verb_ctx *v, const struct event *ev)
+{
+	bool authed = auth_any(v->auth, v->conn_id);
+
+	if (ev->kind == AUTH_KIND)
+		return "invalid: kind 22242 is only for AUTH messages";
+	if (v->r->auth_writes && !authed)
+		return "auth-required: this relay only accepts events from authenticated clients";
+	if (!(ev->flags & EVENT_FLAG_PROTECTED))
+		return NULL;
+	if (!authed)
+		return "auth-required: this event is protected; authenticate as its author to publish it";
+	if (!auth_has(v->auth, v->conn_id, ev->pubkey))
+		return "restricted: a protected event may only be published by its author";
+	return NULL;
+}
+
+/* Refusals that need the clock, the connection or the relay's identity. */
 static const char *verb_event_policy(struct verb_ctx *v, const cJSON *obj, struct event *ev)
 {
+	static __thread char pow_reason[96];
+	const char *why = verb_event_access(v, ev);
+	int pow;
+
+	if (why)
+		return why;
+	if (v->r->cfg.min_pow_difficulty &&
+	    (pow = verb_event_pow(ev->id)) < (int)v->r->cfg.min_pow_difficulty) {
+		snprintf(pow_reason, sizeof(pow_reason), "pow: difficulty %d is less than %u", pow,
+			 v->r->cfg.min_pow_difficulty);
+		return pow_reason;
+	}
 	if (ev->expiration && ev->expiration <= (int64_t)time(NULL))
 		return "invalid: this event has expired";
 	if (ev->kind == 62 && verb_event_vanish_here(v->r, obj))

@@ -12,6 +12,7 @@
 
 #include "../common/filter.h"
 #include "../proto/msg.h"
+#include "auth.h"
 #include "ingress.h"
 #include "link.h"
 #include "mailbox.h"
@@ -51,6 +52,16 @@ static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
 	return sub->valuestring;
 }
 
+/* NIP-42: refuses reads from unauthenticated clients when configured. */
+static bool verb_read_allowed(struct verb_ctx *v, const char *sub, size_t sub_len)
+{
+	if (!v->r->auth_reads || auth_any(v->auth, v->conn_id))
+		return true;
+	ingress_closed(v->r, v->conn_id, sub, sub_len,
+		       "auth-required: this relay only serves authenticated clients");
+	return false;
+}
+
 static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t sub_len,
 				   uint32_t n)
 {
@@ -87,7 +98,7 @@ void verb_req(struct verb_ctx *v)
 	struct mail *m;
 	char why[96];
 
-	if (!sub)
+	if (!sub || !verb_read_allowed(v, sub, sub_len))
 		return;
 	if (n == 0 || n > v->r->cfg.max_filters) {
 		snprintf(why, sizeof(why), "invalid: a REQ takes 1 to %u filters", v->r->cfg.max_filters);
@@ -125,7 +136,7 @@ void verb_count(struct verb_ctx *v)
 	struct buf out = BUF_INIT;
 	char why[96];
 
-	if (!sub)
+	if (!sub || !verb_read_allowed(v, sub, sub_len))
 		return;
 	if (n == 0 || n > v->r->cfg.max_filters) {
 		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", v->r->cfg.max_filters);

@@ -13,6 +13,7 @@
 
 struct relayd;
 struct sig_verifier;
+struct auth_table;
 
 struct verb_ctx {
 	struct relayd *r;
@@ -20,11 +21,13 @@ struct verb_ctx {
 	uint64_t conn_id;
 	const cJSON *msg;              /* the whole array */
 	int nargs;                     /* elements after the verb */
+	struct auth_table *auth;       /* the lane's NIP-42 state (auth.h) */
 };
 
 void verb_event(struct verb_ctx *v);
 void verb_req(struct verb_ctx *v);
 void verb_close(struct verb_ctx *v);
 void verb_count(struct verb_ctx *v);
+void verb_auth(struct verb_ctx *v);
 
 #endif

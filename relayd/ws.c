@@ -7,6 +7,7 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "auth.h"
 #include "conn.h"
 #include "ingress.h"
 #include "listen.h"
@@ -31,6 +32,18 @@ static void ws_notice(struct relayd *r, struct conn *c, const char *message)
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
+/* NIP-42: every connection gets its challenge up front, so a client can
+ * authenticate before it is asked to. */
+static void ws_send_challenge(struct relayd *r, struct conn *c)
+{
+	char challenge[AUTH_CHALLENGE_HEX + 1], frame[64];
+	int n;
+
+	auth_challenge(r, c->id, challenge);
+	n = snprintf(frame, sizeof(frame), "[\"AUTH\",\"%s\"]", challenge);
+	send_frame(r, c, strdup(frame), (size_t)n, NULL, '\0');
+}
+
 static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 {
 	struct conn *c = conn_open(r->conns, wsi);
@@ -39,6 +52,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 		return -1;
 	lws_get_peer_simple(wsi, c->ip, sizeof(c->ip));
 	pss->conn_id = c->id;
+	ws_send_challenge(r, c);
 	return 0;
 }
 

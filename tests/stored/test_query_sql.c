@@ -19,9 +19,13 @@
  *
  * Filters that can never match (filter_is_empty) are included when they come
  * from empty lists or since > until: query_sql must return no rows for them.
+ * The NIP-45 shapes are checked the same way: query_sql_prepare_count()
+ * over one to three filters against the number of distinct matching events,
+ * query_sql_prepare_pubkeys() against the matching events' pubkeys.
+ *
  * Not covered here: filters with `search` (they order by FTS relevance,
- * which the reference does not model), expiration (no generated event has
- * one), and query_sql_prepare_count / _pubkeys.
+ * which the reference does not model) and expiration (no generated event
+ * has one).
  */
 #include <check.h>
 #include <dirent.h>
@@ -481,6 +485,79 @@ START_TEST(test_differential)
 }
 END_TEST
 
+static int key_order(const void *a, const void *b)
+{
+	return memcmp(a, b, 32);
+}
+
+/* NIP-45 shapes: the count of distinct events matching any of n filters,
+ * and the pubkey of every event matching one filter (compared as sorted
+ * multisets), against the same reference. */
+static void check_count_and_pubkeys(const struct filter *fs, uint32_t n,
+				    const struct query_scope *scope, const char *what)
+{
+	static uint8_t want[NEVENTS][32], got[NEVENTS][32];
+	size_t nwant = 0, ngot = 0;
+	int64_t count = 0, sql_count;
+	sqlite3_stmt *st = NULL;
+
+	for (size_t i = 0; i < nref; i++) {
+		bool any = false;
+
+		if (!ref[i].present || ref[i].seq <= scope->min_seq || ref[i].seq > scope->max_seq)
+			continue;
+		for (uint32_t k = 0; k < n; k++)
+			any |= filter_matches(&fs[k], &ref[i].ev);
+		count += any;
+		if (filter_matches(&fs[0], &ref[i].ev))
+			memcpy(want[nwant++], ref[i].ev.pubkey, 32);
+	}
+	if (query_sql_prepare_count(db, fs, n, scope, &st) || sqlite3_step(st) != SQLITE_ROW)
+		ck_abort_msg("%s: count statement failed", what);
+	sql_count = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (sql_count != count)
+		ck_abort_msg("%s: count %lld, want %lld", what, (long long)sql_count,
+			     (long long)count);
+	if (query_sql_prepare_pubkeys(db, &fs[0], scope, &st))
+		ck_abort_msg("%s: pubkeys statement failed", what);
+	while (sqlite3_step(st) == SQLITE_ROW && ngot < NEVENTS) {
+		if (sqlite3_column_bytes(st, 0) != 32)
+			ck_abort_msg("%s: pubkey of %d bytes", what, sqlite3_column_bytes(st, 0));
+		memcpy(got[ngot++], sqlite3_column_blob(st, 0), 32);
+	}
+	sqlite3_finalize(st);
+	qsort(want, nwant, 32, key_order);
+	qsort(got, ngot, 32, key_order);
+	if (ngot != nwant || memcmp(got, want, nwant * 32) != 0)
+		ck_abort_msg("%s: %zu pubkeys, want %zu (or they differ)", what, ngot, nwant);
+}
+
+START_TEST(test_count_and_pubkeys_differential)
+{
+	const int64_t cuts[] = { 0, last_seq / 2, last_seq - 5, last_seq };
+	struct query_scope scope = { 0, 0, (int64_t)time(NULL), 0, true };
+	struct filter fs[3];
+	sqlite3_stmt *st = NULL;
+	char what[64];
+
+	ck_assert_int_eq(query_sql_prepare_count(db, fs, 0, &scope, &st), ERR_INVAL);
+	rng_state = 555;
+	for (int round = 0; round < 200; round++) {
+		uint32_t n = 1 + rng_below(3);
+
+		for (uint32_t k = 0; k < n; k++)
+			random_filter(&fs[k]);
+		scope.max_seq = rng_chance(50) ? last_seq : cuts[rng_below(4)];
+		scope.min_seq = rng_chance(50) ? 0 : cuts[rng_below(4)];
+		snprintf(what, sizeof(what), "round %d, %u filters", round, n);
+		check_count_and_pubkeys(fs, n, &scope, what);
+		for (uint32_t k = 0; k < n; k++)
+			filter_free(&fs[k]);
+	}
+}
+END_TEST
+
 /* The population itself: ties, replacements and duplicates really happen. */
 START_TEST(test_population_shape)
 {
@@ -620,6 +697,7 @@ static Suite *query_sql_suite(void)
 	tcase_add_test(tc, test_values_are_bound);
 	tcase_add_test(tc, test_tag_case_and_length);
 	tcase_add_test(tc, test_differential);
+	tcase_add_test(tc, test_count_and_pubkeys_differential);
 	suite_add_tcase(s, tc);
 	return s;
 }

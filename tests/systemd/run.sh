@@ -155,9 +155,14 @@ boot() {
 		cat "$work/console.log" >&2
 		die "the container did not start (systemd-nspawn output above)"
 	fi
-	local state
-	state=$(timeout "$boot_timeout" nsenter -t "$leader" -a --root --wd \
-		systemctl is-system-running --wait 2>&1 || true)
+	# Until the manager's bus socket exists, systemctl cannot connect at all.
+	local state=
+	for ((i = 0; i < boot_timeout * 5; i++)); do
+		state=$(timeout 10 nsenter -t "$leader" -a --root --wd systemctl is-system-running 2>&1 || true)
+		case $state in running | degraded | maintenance | stopping | offline) break ;; esac
+		kill -0 "$nspawn_pid" 2>/dev/null || break
+		sleep 0.2
+	done
 	case $state in
 	running) say "container booted (systemd pid $leader on this side)" ;;
 	degraded)

@@ -62,7 +62,7 @@ const systemctl = (...args) => ct('systemctl', ...args);
 
 /* The properties of a unit the tests look at, as strings. */
 async function unit(name) {
-  const props = 'ActiveState,SubState,Result,MainPID,ExecMainCode,ExecMainStatus,NRestarts';
+  const props = 'ActiveState,SubState,Result,MainPID,ExecMainCode,ExecMainStatus,NRestarts,InvocationID';
   const out = await systemctl('show', '-p', props, name);
   const u = {};
   for (const line of out.split('\n')) {
@@ -70,6 +70,18 @@ async function unit(name) {
     if (i > 0) u[line.slice(0, i)] = line.slice(i + 1);
   }
   return u;
+}
+
+/* How the run of a unit with this InvocationID ended, from systemd's own
+ * journal lines about it: 'success', or the text of "Failed with result". */
+async function howEnded(invocation) {
+  let text = '';
+  await until(async () => {
+    text = await ct('journalctl', '--no-pager', '-o', 'cat', `INVOCATION_ID=${invocation}`);
+    return /Deactivated successfully|Failed with result/.test(text);
+  }, { timeout: 5000, what: `the end of invocation ${invocation} in the journal` });
+  const failed = text.match(/Failed with result .*/);
+  return failed ? `${failed[0]}\n${text}` : 'success';
 }
 
 async function mainPids() {
@@ -243,6 +255,7 @@ describe('relay.target under systemd', () => {
     const pub = await connectTo(1);
     const onTwo = await watch(await connectTo(2), 'live', author);
     const before = await mainPids();
+    const oldRun = (await unit('relayd@2.service')).InvocationID;
 
     const loop = publishLoop(pub, author, 'worker restart');
     await until(() => loop.acked.length >= 20, { what: '20 events published before the restart' });
@@ -257,6 +270,7 @@ describe('relay.target under systemd', () => {
     assert.equal(after['relayd@1.service'], before['relayd@1.service'], 'relayd@1 restarted');
     assert.notEqual(after['relayd@2.service'], before['relayd@2.service'], 'relayd@2 did not restart');
     assert.equal((await unit('relayd@2.service')).ActiveState, 'active');
+    assert.equal(await howEnded(oldRun), 'success', 'relayd@2 did not stop cleanly on SIGTERM');
 
     /* Worker 1's subscriber stayed connected and received every event. */
     await watcher.liveEvent('live', loop.acked.at(-1), { timeout: 5000 });
@@ -328,7 +342,16 @@ describe('relay.target under systemd', () => {
   step('systemctl stop relay.target stops every unit cleanly', async () => {
     const watcher = await connect();
     await systemctl('stop', 'relay.target');
-    for (const name of ['relay.target', ...UNITS, 'relayd@3.service']) {
+    /* systemctl returns once relay.target is down; the units it is PartOf
+     * stop after it (they are ordered before it, for start), so wait,
+     * bounded by their TimeoutStopSec. */
+    const units = ['relay.target', ...UNITS, 'relayd@3.service'];
+    await until(async () => {
+      for (const name of units)
+        if (!['inactive', 'failed'].includes((await unit(name)).ActiveState)) return false;
+      return true;
+    }, { timeout: 40000, interval: 200, what: 'every unit to be inactive' }).catch(() => {});
+    for (const name of units) {
       const u = await unit(name);
       assert.equal(u.ActiveState, 'inactive', `${name}: ${JSON.stringify(u)}`);
       if (name === 'relay.target') continue;

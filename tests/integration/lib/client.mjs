@@ -38,6 +38,8 @@ export class Client {
     this.ws = ws;
     this.worker = worker; /* number from X-Relay-Worker, or null */
     this.inbox = [];
+    this.challenges = [];
+    this.challenge = null;
     this.waiters = new Set();
     this.closeInfo = null;
     ws.on('message', (data, isBinary) => this.#receive(data, isBinary));
@@ -77,6 +79,14 @@ export class Client {
       msg = { invalidJson: text, error: err.message };
     }
     if (isBinary) msg = { binaryFrame: text };
+    /* NIP-42: a challenge is connection state, not a reply to anything; it
+     * is kept in .challenges (the latest in .challenge) instead of the inbox. */
+    if (Array.isArray(msg) && msg[0] === 'AUTH' && typeof msg[1] === 'string' && msg.length === 2) {
+      this.challenges.push(msg[1]);
+      this.challenge = msg[1];
+      for (const w of this.waiters) w.check();
+      return;
+    }
     this.inbox.push(msg);
     for (const w of this.waiters) w.check();
   }

@@ -1,0 +1,163 @@
+/* auth.c - NIP-42 challenges, checks and per-lane state (see auth.h). */
+#include "auth.h"
+
+#include <ctype.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../common/err.h"
+#include "../common/event.h"
+#include "../common/hex.h"
+#include "relayd.h"
+
+#define AUTH_BUCKETS 1024
+
+struct auth_entry {
+	struct auth_entry *next;
+	uint64_t conn_id;
+	uint32_t n;
+	uint8_t pubkeys[AUTH_MAX_PUBKEYS][32];
+};
+
+struct auth_table {
+	struct auth_entry *bucket[AUTH_BUCKETS];
+};
+
+void auth_challenge(const struct relayd *r, uint64_t conn_id, char out[AUTH_CHALLENGE_HEX + 1])
+{
+	uint8_t input[sizeof(r->auth_secret) + 8], digest[SHA256_DIGEST_LENGTH];
+
+	memcpy(input, r->auth_secret, sizeof(r->auth_secret));
+	for (int i = 0; i < 8; i++)
+		input[sizeof(r->auth_secret) + i] = (uint8_t)(conn_id >> (56 - 8 * i));
+	SHA256(input, sizeof(input), digest);
+	hex_encode(digest, AUTH_CHALLENGE_HEX / 2, out);
+}
+
+void auth_url_key(const char *url, char *out, size_t out_len)
+{
+	size_t n = 0;
+
+	for (; *url && n + 1 < out_len; url++)
+		out[n++] = (char)tolower((unsigned char)*url);
+	while (n && out[n - 1] == '/')
+		n--;
+	out[n] = '\0';
+}
+
+/* The first value of the first tag named name, or NULL. */
+static const char *auth_tag(const cJSON *obj, const char *name)
+{
+	const cJSON *tag;
+
+	cJSON_ArrayForEach(tag, cJSON_GetObjectItemCaseSensitive(obj, "tags")) {
+		const cJSON *key = cJSON_GetArrayItem(tag, 0), *value = cJSON_GetArrayItem(tag, 1);
+
+		if (cJSON_IsString(key) && strcmp(key->valuestring, name) == 0 && cJSON_IsString(value))
+			return value->valuestring;
+	}
+	return NULL;
+}
+
+const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct event *ev,
+		       const cJSON *obj)
+{
+	char want[AUTH_CHALLENGE_HEX + 1], mine[CONFIG_TEXT_MAX], theirs[CONFIG_TEXT_MAX];
+	const char *challenge = auth_tag(obj, "challenge"), *relay = auth_tag(obj, "relay");
+	int64_t now = (int64_t)time(NULL);
+
+	if (ev->kind != AUTH_KIND)
+		return "invalid: AUTH needs a kind 22242 event";
+	if (ev->created_at < now - AUTH_WINDOW || ev->created_at > now + AUTH_WINDOW)
+		return "invalid: the AUTH event's created_at is too far from now";
+	auth_challenge(r, conn_id, want);
+	if (!challenge || strcmp(challenge, want) != 0)
+		return "invalid: the challenge does not match this connection's";
+	auth_url_key(r->relay_url, mine, sizeof(mine));
+	if (relay)
+		auth_url_key(relay, theirs, sizeof(theirs));
+	if (!relay || strcmp(mine, theirs) != 0)
+		return "invalid: the relay tag does not name this relay";
+	return NULL;
+}
+
+struct auth_table *auth_table_new(void)
+{
+	return calloc(1, sizeof(struct auth_table));
+}
+
+void auth_table_free(struct auth_table *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < AUTH_BUCKETS; i++) {
+		struct auth_entry *e = t->bucket[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	free(t);
+}
+
+static struct auth_entry **auth_slot(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry **p = &t->bucket[(conn_id ^ conn_id >> 32) % AUTH_BUCKETS];
+
+	while (*p && (*p)->conn_id != conn_id)
+		p = &(*p)->next;
+	return p;
+}
+
+static const struct auth_entry *auth_find(const struct auth_table *t, uint64_t conn_id)
+{
+	return *auth_slot((struct auth_table *)t, conn_id);
+}
+
+int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
+{
+	struct auth_entry **p = auth_slot(t, conn_id);
+
+	if (auth_has(t, conn_id, pubkey))
+		return 0;
+	if (!*p) {
+		*p = calloc(1, sizeof(**p));
+		if (!*p)
+			return ERR_NOMEM;
+		(*p)->conn_id = conn_id;
+	}
+	if ((*p)->n == AUTH_MAX_PUBKEYS)
+		return ERR_FULL;
+	memcpy((*p)->pubkeys[(*p)->n++], pubkey, 32);
+	return 0;
+}
+
+bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
+{
+	const struct auth_entry *e = auth_find(t, conn_id);
+
+	for (uint32_t i = 0; e && i < e->n; i++)
+		if (memcmp(e->pubkeys[i], pubkey, 32) == 0)
+			return true;
+	return false;
+}
+
+bool auth_any(const struct auth_table *t, uint64_t conn_id)
+{
+	const struct auth_entry *e = auth_find(t, conn_id);
+
+	return e && e->n > 0;
+}
+
+void auth_forget(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry **p = auth_slot(t, conn_id), *e = *p;
+
+	if (!e)
+		return;
+	*p = e->next;
+	free(e);
+}

@@ -1,0 +1,57 @@
+/*
+ * auth.h - NIP-42 authentication, owned by the ingress lanes.
+ *
+ * The challenge a connection gets is derived from a per-process secret and
+ * its conn_id (SHA-256, 128 bits shown as hex), so the service thread that
+ * sends it and the lane that checks the answer agree without sharing state.
+ * Which pubkeys a connection authenticated as lives in its lane's table:
+ * a connection always uses the same lane, so each table has one owner and
+ * no lock.  A connection may authenticate several pubkeys (up to
+ * AUTH_MAX_PUBKEYS).
+ */
+#ifndef RELAYD_AUTH_H
+#define RELAYD_AUTH_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define AUTH_CHALLENGE_HEX 32
+#define AUTH_MAX_PUBKEYS 8
+#define AUTH_KIND 22242
+/* How far an AUTH event's created_at may be from now, in seconds. */
+#define AUTH_WINDOW 600
+
+struct relayd;
+struct event;
+struct auth_table;
+
+/* Writes the challenge for conn_id (AUTH_CHALLENGE_HEX chars and a NUL). */
+void auth_challenge(const struct relayd *r, uint64_t conn_id, char out[AUTH_CHALLENGE_HEX + 1]);
+
+/*
+ * Checks a parsed, signature-verified kind 22242 event sent with AUTH on
+ * conn_id: kind, created_at within AUTH_WINDOW, a `relay` tag naming this
+ * relay and a `challenge` tag equal to the connection's.  obj is the event's
+ * JSON (for the multi-letter tags).  Returns NULL if it is good, else a
+ * static "invalid: ..." reason.
+ */
+const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct event *ev,
+		       const cJSON *obj);
+
+/* A lane's table of authenticated connections.  NULL without memory. */
+struct auth_table *auth_table_new(void);
+void auth_table_free(struct auth_table *t);
+/* Records that conn_id proved pubkey.  Returns 0, or ERR_FULL past
+ * AUTH_MAX_PUBKEYS, or ERR_NOMEM. */
+int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32]);
+/* Whether conn_id authenticated as pubkey / as anyone. */
+bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32]);
+bool auth_any(const struct auth_table *t, uint64_t conn_id);
+/* Drops what conn_id proved (it closed). */
+void auth_forget(struct auth_table *t, uint64_t conn_id);
+
+/* Lowercase without trailing slashes, for comparing relay URLs. */
+void auth_url_key(const char *url, char *out, size_t out_len);
+
+#endif

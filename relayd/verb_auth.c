@@ -1,0 +1,52 @@
+/*
+ * verb_auth.c - ["AUTH", <kind 22242 event>] (NIP-42).
+ *
+ * The event is checked like any other (id, signature), then against the
+ * connection's challenge and this relay's URL; a good one adds its pubkey
+ * to what the connection is authenticated as.  It is answered with OK and
+ * never stored or broadcast.
+ */
+#include <string.h>
+
+#include "../common/event.h"
+#include "../common/event_sig.h"
+#include "../common/err.h"
+#include "auth.h"
+#include "ingress.h"
+#include "relayd.h"
+#include "reply.h"
+#include "verbs.h"
+
+static void verb_auth_answer(struct verb_ctx *v, const uint8_t id[32], const char *why)
+{
+	size_t len = 0;
+	char *text = reply_ok(id, why == NULL, why ? why : "", &len);
+
+	ingress_send_text(v->r, v->conn_id, text, len);
+}
+
+void verb_auth(struct verb_ctx *v)
+{
+	const cJSON *obj = cJSON_GetArrayItem(v->msg, 1);
+	struct event ev;
+	const char *why;
+	char reason[160];
+
+	if (v->nargs != 1 || !cJSON_IsObject(obj)) {
+		ingress_notice(v->r, v->conn_id, "invalid: AUTH takes exactly one event object");
+		return;
+	}
+	if (event_parse(obj, NULL, &ev, reason, sizeof(reason))) {
+		if (memcmp(ev.id, (uint8_t[32]){ 0 }, 32) != 0)
+			verb_auth_answer(v, ev.id, reason);
+		else
+			ingress_notice(v->r, v->conn_id, reason);
+		return;
+	}
+	why = sig_verify_event(v->verifier, &ev) ? "invalid: signature does not verify"
+						  : auth_check(v->r, v->conn_id, &ev, obj);
+	if (!why && auth_add(v->auth, v->conn_id, ev.pubkey) == ERR_FULL)
+		why = "restricted: this connection has authenticated too many pubkeys";
+	verb_auth_answer(v, ev.id, why);
+	event_free(&ev);
+}

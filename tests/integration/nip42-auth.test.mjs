@@ -1,0 +1,166 @@
+/*
+ * nip42-auth.test.mjs - authentication and who may publish what:
+ *   NIP-42: a challenge on connect; AUTH with a kind 22242 event carrying
+ *   the relay URL and that challenge is answered OK true; a wrong challenge,
+ *   relay, kind, time or signature is OK false "invalid:"; several pubkeys
+ *   per connection; kind 22242 is never stored or broadcast.
+ *   NIP-70: an event with a ["-"] tag needs its author authenticated
+ *   ("auth-required:" before, "restricted:" as someone else).
+ *   auth_required = writes/reads: EVENT / REQ / COUNT refused until
+ *   authenticated.  NIP-13: min_pow_difficulty refuses ids with too few
+ *   leading zero bits with "pow:".
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { useRelay, until } from './lib/relay.mjs';
+import { keypair, signed, now, broken } from './lib/client.mjs';
+
+function authEvent(kp, relayUrl, challenge, { created_at = now(), kind = 22242 } = {}) {
+  return signed(kp.sk, { kind, created_at, tags: [['relay', relayUrl], ['challenge', challenge]] });
+}
+
+async function challengeOf(c) {
+  await until(() => c.challenge !== null, { timeout: 3000, what: 'an AUTH challenge' });
+  return c.challenge;
+}
+
+async function authenticate(relay, c, kp) {
+  const ev = authEvent(kp, relay.url, await challengeOf(c));
+  c.send(['AUTH', ev]);
+  return c.okFor(ev.id);
+}
+
+describe('NIP-42 AUTH and NIP-70 protected events', () => {
+  const relay = useRelay({ workers: 2 });
+
+  it('sends a challenge on connect, different per connection', async () => {
+    const a = await relay.connect();
+    const b = await relay.connect();
+    const ca = await challengeOf(a);
+    const cb = await challengeOf(b);
+    assert.match(ca, /^[0-9a-f]{32}$/);
+    assert.notEqual(ca, cb);
+  });
+
+  it('accepts a correct AUTH, and several pubkeys on one connection', async () => {
+    const c = await relay.connect();
+    for (const kp of [keypair(), keypair()]) {
+      const ok = await authenticate(relay, c, kp);
+      assert.equal(ok.ok, true, ok.message);
+    }
+  });
+
+  it('refuses AUTH with a wrong challenge, relay, kind, time or signature', async () => {
+    const c = await relay.connect();
+    const kp = keypair();
+    const good = await challengeOf(c);
+    const cases = [
+      ['another challenge', authEvent(kp, relay.url, 'f'.repeat(32))],
+      ['another relay', authEvent(kp, 'ws://127.0.0.1:1', good)],
+      ['kind 1', authEvent(kp, relay.url, good, { kind: 1 })],
+      ['an hour old', authEvent(kp, relay.url, good, { created_at: now() - 3600 })],
+      ['a bad signature', broken.badSig(authEvent(kp, relay.url, good))],
+    ];
+    for (const [what, ev] of cases) {
+      c.send(['AUTH', ev]);
+      const ok = await c.okFor(ev.id);
+      assert.equal(ok.ok, false, `${what} was accepted`);
+      assert.match(ok.message, /^invalid: /, what);
+    }
+  });
+
+  it('never stores or broadcasts kind 22242', async () => {
+    const watcher = await relay.connect();
+    assert.equal((await watcher.req('w', { kinds: [22242] })).eose, true);
+    const c = await relay.connect();
+    const kp = keypair();
+    const ev = authEvent(kp, relay.url, await challengeOf(c));
+    c.send(['AUTH', ev]);
+    assert.equal((await c.okFor(ev.id)).ok, true);
+    const sent = await c.publish(authEvent(kp, relay.url, await challengeOf(c)));
+    assert.equal(sent.ok, false, 'a kind 22242 sent with EVENT was accepted');
+    const later = await relay.connect();
+    assert.deepEqual((await later.req('x', { kinds: [22242] })).events, []);
+    assert.equal(watcher.take((f) => f[0] === 'EVENT').length, 0);
+  });
+
+  it('NIP-70: a protected event needs its author authenticated', async () => {
+    const author = keypair();
+    const other = keypair();
+    const ev = signed(author.sk, { tags: [['-']], content: 'protected' });
+    const c = await relay.connect();
+    let ok = await c.publish(ev);
+    assert.equal(ok.ok, false);
+    assert.match(ok.message, /^auth-required: /);
+    assert.equal((await authenticate(relay, c, other)).ok, true);
+    ok = await c.publish(ev);
+    assert.equal(ok.ok, false);
+    assert.match(ok.message, /^restricted: /);
+    assert.equal((await authenticate(relay, c, author)).ok, true);
+    ok = await c.publish(ev);
+    assert.equal(ok.ok, true, ok.message);
+    const r = await (await relay.connect()).req('p', { ids: [ev.id] });
+    assert.equal(r.events.length, 1);
+  });
+});
+
+describe('auth_required = all', () => {
+  const relay = useRelay({ workers: 1, config: { auth_required: 'all' } });
+
+  it('refuses EVENT, REQ and COUNT until the client authenticates', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    const ev = signed(kp.sk, { content: 'needs auth' });
+    const ok = await c.publish(ev);
+    assert.equal(ok.ok, false);
+    assert.match(ok.message, /^auth-required: /);
+    const r = await c.req('r', {});
+    assert.equal(r.eose, false);
+    assert.match(r.closed, /^auth-required: /);
+    c.send(['COUNT', 'n', {}]);
+    const closed = await c.waitFor((f) => f[0] === 'CLOSED' && f[1] === 'n');
+    assert.match(closed[2], /^auth-required: /);
+    assert.equal((await authenticate(relay, c, kp)).ok, true);
+    assert.equal((await c.publish(ev)).ok, true);
+    assert.equal((await c.req('r2', { ids: [ev.id] })).events.length, 1);
+  });
+
+  it('says so in NIP-11', async () => {
+    const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
+    assert.equal(doc.limitation.auth_required, true);
+    assert.equal(doc.limitation.restricted_writes, true);
+    assert.ok(doc.supported_nips.includes(42));
+    assert.ok(doc.supported_nips.includes(70));
+  });
+});
+
+describe('NIP-13 minimum proof of work', () => {
+  const relay = useRelay({ workers: 1, config: { min_pow_difficulty: 8 } });
+
+  function leadingZeroBits(hex) {
+    let bits = 0;
+    for (const ch of hex) {
+      const v = parseInt(ch, 16);
+      if (v === 0) { bits += 4; continue; }
+      return bits + Math.clz32(v) - 28;
+    }
+    return bits;
+  }
+
+  it('refuses ids with too little work and accepts enough', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    let weak;
+    do weak = signed(kp.sk, { content: `weak ${Math.random()}` }); while (leadingZeroBits(weak.id) >= 8);
+    const ok = await c.publish(weak);
+    assert.equal(ok.ok, false);
+    assert.match(ok.message, /^pow: /);
+    let strong, nonce = 0;
+    do strong = signed(kp.sk, { tags: [['nonce', String(nonce++), '8']], content: 'mined' });
+    while (leadingZeroBits(strong.id) < 8);
+    assert.equal((await c.publish(strong)).ok, true);
+    const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
+    assert.equal(doc.limitation.min_pow_difficulty, 8);
+    assert.ok(doc.supported_nips.includes(13));
+  });
+});
