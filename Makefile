@@ -22,8 +22,10 @@ ifneq ($(WERROR),)
 WARN += -Werror
 endif
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(SANFLAGS) -MMD -MP
-LDFLAGS += -pthread $(SANFLAGS)
+# override: a CFLAGS given on the command line (make sanitize passes one)
+# must not drop the language, warning and sanitizer flags.
+override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(SANFLAGS) -MMD -MP
+override LDFLAGS += -pthread $(SANFLAGS)
 LIBS := -lwebsockets -lcjson -lsecp256k1 -lsqlite3 -lnng -lcrypto -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 

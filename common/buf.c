@@ -10,14 +10,16 @@
 
 int buf_reserve(struct buf *b, size_t extra)
 {
-	size_t need = b->len + extra + 1;
-	size_t cap = b->cap ? b->cap : 64;
+	size_t need, cap = b->cap ? b->cap : 64;
 	char *grown;
 
+	if (extra > SIZE_MAX - b->len - 1)
+		return ERR_NOMEM;
+	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;
 	while (cap < need)
-		cap *= 2;
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
 	grown = realloc(b->data, cap);
 	if (!grown)
 		return ERR_NOMEM;

@@ -56,6 +56,16 @@ static const struct config_key config_keys[] = {
 	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
 	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
 	    "bytes queued to one slow client before it is dropped"),
+	U32(max_connections_per_ip, "limits", "500", 0, 1000000,
+	    "open connections one address may have on one worker (0: no limit)"),
+	U32(events_per_second, "limits", "50", 0, 1000000,
+	    "EVENTs per second one address may send to one worker (0: no limit)"),
+	U32(events_burst, "limits", "200", 1, 1000000, "EVENTs an address may send at once"),
+	U32(reqs_per_second, "limits", "50", 0, 1000000,
+	    "REQs and COUNTs per second one address may send to one worker (0: no limit)"),
+	U32(reqs_burst, "limits", "200", 1, 1000000, "REQs and COUNTs an address may send at once"),
+	U32(rate_limit_strikes, "limits", "100", 1, 1000000,
+	    "rate-limited messages after which a connection is closed"),
 	I64(created_at_max_future, "limits", "900", 0, 315360000,
 	    "seconds an event may be dated ahead of now (0 = no check)"),
 	I64(created_at_max_past, "limits", "0", 0, 3153600000,
@@ -224,6 +234,19 @@ int config_load(const char *path, struct config *out, char *err, size_t err_len)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
+		/* The rest of a line that did not fit would be read as a new
+		 * line: a long comment is skipped whole, a long setting refused. */
+		if (!strchr(line, '\n') && !feof(f)) {
+			if (config_trim(line)[0] != '#') {
+				snprintf(err, err_len, "%s:%u: line longer than %zu bytes", path,
+					 lineno, sizeof(line) - 2);
+				fclose(f);
+				return ERR_CONFIG;
+			}
+			for (int c = fgetc(f); c != EOF && c != '\n'; c = fgetc(f))
+				;
+			continue;
+		}
 		if (config_parse_line(out, line, why, sizeof(why))) {
 			snprintf(err, err_len, "%s:%u: %s", path, lineno, why);
 			fclose(f);

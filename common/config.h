@@ -41,6 +41,10 @@ struct config {
 	uint32_t max_content_bytes;
 	uint32_t max_filter_values;
 	uint32_t max_outbound_bytes;
+	uint32_t max_connections_per_ip;
+	uint32_t events_per_second, events_burst;
+	uint32_t reqs_per_second, reqs_burst;
+	uint32_t rate_limit_strikes;
 	int64_t created_at_max_future;
 	int64_t created_at_max_past;
 	/* [storage] */

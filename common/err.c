@@ -8,9 +8,10 @@ static const char *const err_names[] = {
 
 const char *err_name(int code)
 {
-	int index = -code;
+	int count = (int)(sizeof(err_names) / sizeof(err_names[0]));
 
-	if (index < 0 || index >= (int)(sizeof(err_names) / sizeof(err_names[0])))
+	/* Compare before negating: -INT_MIN does not exist. */
+	if (code > 0 || code <= -count)
 		return "unknown";
-	return err_names[index];
+	return err_names[-code];
 }

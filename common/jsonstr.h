@@ -1,12 +1,13 @@
 /*
  * jsonstr.h - writing JSON strings the way NIP-01 serializes them.
  *
- * Exactly seven characters are escaped: `"` `\` newline, carriage return,
- * tab, backspace and form feed (as \" \\ \n \r \t \b \f).  Every other byte
- * is written as itself: no \/ and no \uXXXX, so non-ASCII, emoji, DEL and
- * other control characters go out raw.  The same function serves the event
- * id hash, the stored canonical JSON and the relay's own replies, so what is
- * hashed is what is sent.
+ * For the id hash (jsonstr_append) exactly seven characters are escaped:
+ * `"` `\` newline, carriage return, tab, backspace and form feed (as \" \\
+ * \n \r \t \b \f); every other byte is written as itself: no \/ and no
+ * \uXXXX, so non-ASCII, emoji, DEL and other control characters stay raw.
+ * JSON that is sent or stored (jsonstr_append_wire) must be valid JSON, so
+ * it also escapes the other control characters as \u00XX; a client decoding
+ * it gets back exactly the strings that were hashed.
  */
 #ifndef COMMON_JSONSTR_H
 #define COMMON_JSONSTR_H

@@ -2,8 +2,8 @@
  * reply.h - the relay-to-client messages of NIP-01, as text.
  *
  * Each function returns a malloc'ed, NUL-terminated frame and its length in
- * *len, or NULL without memory.  Strings are escaped as NIP-01 serializes
- * them (jsonstr.h), so a subscription id comes back byte for byte.
+ * *len, or NULL without memory.  Strings are escaped for the wire
+ * (jsonstr_append_wire), so a subscription id decodes back byte for byte.
  */
 #ifndef RELAYD_REPLY_H
 #define RELAYD_REPLY_H

@@ -171,7 +171,10 @@ int erase_refuses(struct erase *e, const struct event *ev, const char **why)
 		*why = "blocked: the recipient of this gift wrap asked this relay to forget them";
 		return rc;
 	}
-	if ((rc = erase_id_deleted(e, ev)) || (rc = erase_addr_deleted(e, ev))) {
+	/* A kind 5 or 62 is never deleted by id, so a tombstone naming one
+	 * (written before or after it arrived) must not refuse it either. */
+	if ((ev->kind != KIND_DELETION && ev->kind != KIND_VANISH && (rc = erase_id_deleted(e, ev))) ||
+	    (rc = erase_addr_deleted(e, ev))) {
 		*why = "blocked: this event was deleted by its author";
 		return rc;
 	}
@@ -204,7 +207,9 @@ static int erase_parse_addr(const struct event_tag *t, uint32_t *kind, uint8_t p
 	char *stop;
 	unsigned long k;
 
-	if (!colon || colon == v || end - colon < 1 + 64 + 1 || colon[65] != ':')
+	/* strtoul alone would also take a sign or leading spaces */
+	if (!colon || colon == v || end - colon < 1 + 64 + 1 || colon[65] != ':' ||
+	    *v < '0' || *v > '9')
 		return ERR_INVAL;
 	k = strtoul(v, &stop, 10);
 	if (stop != colon || k > EVENT_KIND_MAX || hex_decode(colon + 1, 64, pubkey, 32))

@@ -188,12 +188,11 @@ START_TEST(test_nomem_keeps_contents)
 }
 END_TEST
 
-#ifdef TEST_KNOWN_BUGS
 /*
- * KNOWN BUG (buf.c, buf_reserve): `need = b->len + extra + 1` wraps for
+ * FIXED BUG (buf.c, buf_reserve): `need = b->len + extra + 1` wraps for
  * extra near SIZE_MAX, so the call returns 0 without reserving anything;
  * and for need > SIZE_MAX/2 + 1 `cap *= 2` wraps to 0 and the loop never
- * ends.  Both should be ERR_NOMEM.  Registered only with -DTEST_KNOWN_BUGS.
+ * ends.  Both should be ERR_NOMEM.
  */
 START_TEST(test_reserve_overflow)
 {
@@ -206,7 +205,6 @@ START_TEST(test_reserve_overflow)
 	buf_free(&b);
 }
 END_TEST
-#endif
 
 /* Random appends against a plain array holding what must be there. */
 START_TEST(test_random_against_array)
@@ -263,10 +261,8 @@ static Suite *buf_suite(void)
 	tcase_add_test(tc, test_reset_keeps_memory);
 	tcase_add_test(tc, test_take);
 	tcase_add_test(tc, test_nomem_keeps_contents);
-#ifdef TEST_KNOWN_BUGS
 	tcase_set_timeout(tc, 5);
 	tcase_add_test(tc, test_reserve_overflow);
-#endif
 	tcase_add_test(tc, test_random_against_array);
 	suite_add_tcase(s, tc);
 	return s;

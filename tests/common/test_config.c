@@ -383,12 +383,10 @@ END_TEST
 
 /*
  * A comment line longer than the reader's line buffer is still one comment.
- * KNOWN BUG (config.c, config_load: fgets into a 1024-byte line): the tail
+ * FIXED BUG (config.c, config_load: fgets into a 1024-byte line): the tail
  * of a longer line is parsed as a line of its own, so this comment's tail
- * "port = 80" is applied silently.  Registered only with -DTEST_KNOWN_BUGS
- * until config.c is fixed; then drop the #ifdef.
+ * "port = 80" is applied silently. 
  */
-#ifdef TEST_KNOWN_BUGS
 START_TEST(test_long_comment_line)
 {
 	struct config cfg;
@@ -403,7 +401,6 @@ START_TEST(test_long_comment_line)
 	ck_assert_uint_eq(cfg.port, 7777);
 }
 END_TEST
-#endif
 
 START_TEST(test_log_level_validation)
 {
@@ -545,9 +542,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_syntax);
 	tcase_add_test(tc, test_value_with_equals);
 	tcase_add_test(tc, test_repeated_key);
-#ifdef TEST_KNOWN_BUGS
 	tcase_add_test(tc, test_long_comment_line);
-#endif
 	tcase_add_test(tc, test_sample_reparses_to_defaults);
 	tcase_add_test(tc, test_sample_lists_every_key);
 	suite_add_tcase(s, tc);

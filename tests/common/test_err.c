@@ -62,18 +62,16 @@ START_TEST(test_unknown)
 }
 END_TEST
 
-#ifdef TEST_KNOWN_BUGS
 /*
- * KNOWN BUG (err.c, err_name: `int index = -code;`): negating INT_MIN
+ * FIXED BUG (err.c, err_name: `int index = -code;`): negating INT_MIN
  * overflows (undefined behaviour; UBSan reports it).  The answer happens to
- * be "unknown" on common hardware.  Registered only with -DTEST_KNOWN_BUGS.
+ * be "unknown" on common hardware.
  */
 START_TEST(test_int_min)
 {
 	ck_assert_str_eq(err_name(INT_MIN), "unknown");
 }
 END_TEST
-#endif
 
 static Suite *err_suite(void)
 {
@@ -84,9 +82,7 @@ static Suite *err_suite(void)
 	tcase_add_test(tc, test_codes_dense);
 	tcase_add_test(tc, test_names_distinct_lowercase);
 	tcase_add_test(tc, test_unknown);
-#ifdef TEST_KNOWN_BUGS
 	tcase_add_test(tc, test_int_min);
-#endif
 	suite_add_tcase(s, tc);
 	return s;
 }

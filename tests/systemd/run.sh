@@ -126,6 +126,17 @@ prepare_root() {
 	sed -i -e "s/^port = .*/port = $port/" -e "s/^bind = .*/bind = 127.0.0.1/" \
 		"$root/etc/crelay/relay.conf"
 	grep -q "^port = $port\$" "$root/etc/crelay/relay.conf" || die "could not set the port"
+	# systemctl forgets a cleanly stopped unit's exit status at once; this
+	# test-only drop-in logs it to the journal, where the test reads it.
+	local u
+	for u in stored.service relayd@.service; do
+		mkdir -p "$root/etc/systemd/system/$u.d"
+		cat >"$root/etc/systemd/system/$u.d/test-exit.conf" <<-'EOF'
+			# written by tests/systemd/run.sh: logs how the main process ended
+			[Service]
+			ExecStopPost=/bin/sh -c 'echo "test-exit: $$EXIT_CODE $$EXIT_STATUS"'
+		EOF
+	done
 }
 
 free_port() {

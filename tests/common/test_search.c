@@ -1,0 +1,332 @@
+/*
+ * test_search.c - checks common/search.c, the NIP-50 query terms.
+ *
+ * search_parse(): whitespace splits terms (any run of space, tab, CR, LF,
+ * FF, VT); key:value terms are extensions and are dropped; terms are
+ * lowercased (ASCII); at most SEARCH_MAX_TERMS are kept.
+ * search_matches(): every term must occur in the content, ASCII
+ * case-insensitively.
+ * search_fts_expression(): every term becomes one FTS5 string, so nothing
+ * the client typed is read as query syntax.  That is checked by running
+ * the expression with MATCH against an in-memory FTS5 table (unicode61,
+ * as stored/db.c creates it) whose rows contain the operator words and
+ * characters themselves: an operator that got through would either make
+ * MATCH fail or select different rows than "all these words".
+ */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/buf.h"
+#include "../../common/err.h"
+#include "../../common/search.h"
+
+/* The parsed terms joined by '|', e.g. "hello|world". */
+static const char *parsed(const char *query)
+{
+	static char out[2048];
+	struct search_terms t;
+	size_t len = 0;
+
+	ck_assert_int_eq(search_parse(query, &t), 0);
+	out[0] = '\0';
+	for (size_t i = 0; i < t.n; i++)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%s", i ? "|" : "",
+					t.term[i]);
+	search_free(&t);
+	ck_assert_uint_eq(t.n, 0);
+	return out;
+}
+
+/* {query, terms joined by '|'} */
+static const struct {
+	const char *query;
+	const char *terms;
+} parse_cases[] = {
+	{ "", "" },
+	{ "   ", "" },
+	{ "\t\r\n\f\v ", "" },
+	{ "hello", "hello" },
+	{ "hello world", "hello|world" },
+	{ "  hello   world  ", "hello|world" },
+	{ "a\tb\nc\rd\fe\vf", "a|b|c|d|e|f" },
+	{ "Hello WORLD", "hello|world" },
+	{ "NoStR", "nostr" },
+	/* extensions are key:value with a key and a value */
+	{ "include:spam", "" },
+	{ "best nostr apps include:spam language:en", "best|nostr|apps" },
+	{ "domain:example.com sentiment:positive nsfw:false", "" },
+	{ "a:b:c", "" },
+	/* a colon without a key or without a value is no extension */
+	{ ":x", ":x" },
+	{ "x:", "x:" },
+	{ ":", ":" },
+	/* quotes and operators are ordinary characters here */
+	{ "\"quoted phrase\"", "\"quoted|phrase\"" },
+	{ "apple OR banana", "apple|or|banana" },
+	{ "-minus star* (paren) ^caret a+b NEAR", "-minus|star*|(paren)|^caret|a+b|near" },
+	/* non-ASCII bytes are kept as they are */
+	{ "caf\xc3\xa9 \xc3\x89T\xc3\x89", "caf\xc3\xa9|\xc3\x89t\xc3\x89" },
+};
+
+START_TEST(test_parse)
+{
+	ck_assert_str_eq(parsed(parse_cases[_i].query), parse_cases[_i].terms);
+}
+END_TEST
+
+/* More than SEARCH_MAX_TERMS: the first ones are kept, the rest ignored. */
+START_TEST(test_parse_max_terms)
+{
+	char query[1024], want[1024];
+	size_t q = 0, w = 0;
+
+	for (int i = 0; i < SEARCH_MAX_TERMS + 5; i++) {
+		q += (size_t)snprintf(query + q, sizeof(query) - q, "%sT%d", i ? " " : "", i);
+		if (i < SEARCH_MAX_TERMS)
+			w += (size_t)snprintf(want + w, sizeof(want) - w, "%st%d", i ? "|" : "", i);
+	}
+	ck_assert_str_eq(parsed(query), want);
+}
+END_TEST
+
+/* Extensions do not use up the term budget... up to a point: exactly
+ * SEARCH_MAX_TERMS plain terms survive whatever extensions come between. */
+START_TEST(test_parse_extensions_between)
+{
+	char query[2048], want[1024];
+	size_t q = 0, w = 0;
+
+	for (int i = 0; i < SEARCH_MAX_TERMS; i++) {
+		q += (size_t)snprintf(query + q, sizeof(query) - q, "k%d:v w%d ", i, i);
+		w += (size_t)snprintf(want + w, sizeof(want) - w, "%sw%d", i ? "|" : "", i);
+	}
+	ck_assert_str_eq(parsed(query), want);
+}
+END_TEST
+
+static bool matches(const char *query, const char *content)
+{
+	struct search_terms t;
+	bool hit;
+
+	ck_assert_int_eq(search_parse(query, &t), 0);
+	hit = search_matches(&t, content, content ? strlen(content) : 0);
+	search_free(&t);
+	return hit;
+}
+
+START_TEST(test_matches)
+{
+	ck_assert(matches("hello", "hello"));
+	ck_assert(matches("hello", "Say HELLO to nostr"));
+	ck_assert(matches("HELLO", "say hello"));
+	ck_assert(matches("hElLo WoRlD", "WORLD, hello!"));
+	ck_assert(!matches("hello world", "hello there"));
+	ck_assert(!matches("hello", "help"));
+	ck_assert(!matches("hello", ""));
+	ck_assert(!matches("hello", NULL));
+	/* no terms constrain nothing */
+	ck_assert(matches("", "anything"));
+	ck_assert(matches("include:spam", "anything"));
+	ck_assert(matches("   ", ""));
+	/* extensions are not looked for in the content */
+	ck_assert(matches("nostr include:spam", "nostr"));
+	/* ASCII case folding only; other bytes compare as they are */
+	ck_assert(matches("CAF\xc3\xa9", "un caf\xc3\xa9"));
+	ck_assert(matches("\"quoted\"", "a \"Quoted\" word"));
+	ck_assert(!matches("\"quoted\"", "a quoted word"));
+}
+END_TEST
+
+/* Matching looks only at the given length (content need not end in NUL). */
+START_TEST(test_matches_length)
+{
+	struct search_terms t;
+
+	ck_assert_int_eq(search_parse("world", &t), 0);
+	ck_assert(search_matches(&t, "hello world", 11));
+	ck_assert(!search_matches(&t, "hello world", 10));
+	ck_assert(!search_matches(&t, "hello worl", 10));
+	search_free(&t);
+}
+END_TEST
+
+static const char *expression(const char *query)
+{
+	static char out[2048];
+	struct search_terms t;
+	struct buf b = BUF_INIT;
+
+	ck_assert_int_eq(search_parse(query, &t), 0);
+	ck_assert_int_eq(search_fts_expression(&t, &b), 0);
+	snprintf(out, sizeof(out), "%s", b.data ? b.data : "");
+	buf_free(&b);
+	search_free(&t);
+	return out;
+}
+
+START_TEST(test_expression_text)
+{
+	ck_assert_str_eq(expression(""), "");
+	ck_assert_str_eq(expression("include:spam"), "");
+	ck_assert_str_eq(expression("hello"), "\"hello\"");
+	ck_assert_str_eq(expression("Hello  World"), "\"hello\" \"world\"");
+	ck_assert_str_eq(expression("a\"b"), "\"a\"\"b\"");
+	ck_assert_str_eq(expression("\""), "\"\"\"\"");
+	ck_assert_str_eq(expression("\"\"x"), "\"\"\"\"\"x\"");
+	ck_assert_str_eq(expression("OR"), "\"or\"");
+}
+END_TEST
+
+/* ------------------------------------------------------ FTS5 behaviour */
+
+static sqlite3 *fts;
+
+/* Rows, numbered from 1, for the MATCH checks. */
+static const char *const rows[] = {
+	"apple or banana",          /* 1 */
+	"apple",                    /* 2 */
+	"banana",                   /* 3 */
+	"apple not banana",         /* 4 */
+	"apple and banana",         /* 5 */
+	"apples and bananas",       /* 6 */
+	"near apple banana",        /* 7 */
+	"content apple",            /* 8 */
+	"the quote \" apple",       /* 9 */
+	"Hello World",              /* 10 */
+};
+
+static void fts_open(void)
+{
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &fts), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(fts,
+				      "CREATE VIRTUAL TABLE t USING fts5(content, tokenize='unicode61')",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(fts, "INSERT INTO t(rowid, content) VALUES(?1, ?2)", -1,
+					    &st, NULL),
+			 SQLITE_OK);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_text(st, 2, rows[i], -1, SQLITE_STATIC);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+}
+
+static void fts_close(void)
+{
+	sqlite3_close(fts);
+}
+
+/* The rowids the query's expression selects, as "1 4 5", or "error: ..."
+ * when MATCH refuses it. */
+static const char *selected(const char *query)
+{
+	static char out[256];
+	const char *expr = expression(query);
+	sqlite3_stmt *st;
+	size_t len = 0;
+	int rc;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(fts, "SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rowid",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_TRANSIENT);
+	out[0] = '\0';
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		len += (size_t)snprintf(out + len, sizeof(out) - len, "%s%lld", len ? " " : "",
+					(long long)sqlite3_column_int64(st, 0));
+	if (rc != SQLITE_DONE)
+		snprintf(out, sizeof(out), "error: %s (expression %s)", sqlite3_errmsg(fts), expr);
+	sqlite3_finalize(st);
+	return out;
+}
+
+/* {query, rows selected}: every case is "the rows containing all these
+ * words", which an operator that got through would change. */
+static const struct {
+	const char *query;
+	const char *rows;
+} fts_cases[] = {
+	{ "apple", "1 2 4 5 7 8 9" },
+	{ "APPLE banana", "1 4 5 7" },
+	/* OR would add rows 2 and 3; as a word it needs "or" */
+	{ "apple OR banana", "1" },
+	{ "apple or banana", "1" },
+	/* NOT would exclude rows; as a word it needs "not" */
+	{ "apple NOT banana", "4" },
+	/* AND as a word */
+	{ "apple AND banana", "5" },
+	/* NEAR(...) as words */
+	{ "NEAR(apple banana)", "7" },
+	{ "NEAR", "7" },
+	/* a leading '-' is no negation; the word is still required */
+	{ "apple -banana", "1 4 5 7" },
+	/* '*' is no prefix query: "appl*" finds no word "appl" */
+	{ "appl*", "" },
+	{ "apple*", "1 2 4 5 7 8 9" },
+	/* "content:" is no column filter (and "content:x" is an extension) */
+	{ "content: apple", "8" },
+	/* '^' is no start-of-column anchor */
+	{ "^apple", "1 2 4 5 7 8 9" },
+	/* '+' is no phrase operator that could drop a word */
+	{ "apple+banana", "1 4 5 7" },
+	/* parentheses are no grouping */
+	{ "(apple OR banana)", "1" },
+	/* quotes cannot close the string early */
+	{ "\"apple\" OR \"banana\"", "1" },
+	{ "\" apple", "1 2 4 5 7 8 9" },
+	{ "quote\"", "9" },
+	/* case folds as unicode61 does */
+	{ "hello WORLD", "10" },
+	{ "hello world*", "10" },
+};
+
+START_TEST(test_fts_no_syntax_gets_through)
+{
+	ck_assert_msg(strcmp(selected(fts_cases[_i].query), fts_cases[_i].rows) == 0,
+		      "search \"%s\" (expression %s) selected \"%s\", want \"%s\"", fts_cases[_i].query,
+		      expression(fts_cases[_i].query), selected(fts_cases[_i].query),
+		      fts_cases[_i].rows);
+}
+END_TEST
+
+static Suite *search_suite(void)
+{
+	Suite *s = suite_create("search");
+	TCase *tc = tcase_create("parse");
+
+	tcase_add_loop_test(tc, test_parse, 0, (int)(sizeof(parse_cases) / sizeof(parse_cases[0])));
+	tcase_add_test(tc, test_parse_max_terms);
+	tcase_add_test(tc, test_parse_extensions_between);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("matches");
+	tcase_add_test(tc, test_matches);
+	tcase_add_test(tc, test_matches_length);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fts");
+	tcase_add_checked_fixture(tc, fts_open, fts_close);
+	tcase_add_test(tc, test_expression_text);
+	tcase_add_loop_test(tc, test_fts_no_syntax_gets_through, 0,
+			    (int)(sizeof(fts_cases) / sizeof(fts_cases[0])));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(search_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
