@@ -66,6 +66,8 @@ static const struct config_key config_keys[] = {
 	U32(reqs_burst, "limits", "200", 1, 1000000, "REQs and COUNTs an address may send at once"),
 	U32(rate_limit_strikes, "limits", "100", 1, 1000000,
 	    "rate-limited messages after which a connection is closed"),
+	U32(limit_loopback, "limits", "0", 0, 1,
+	    "1: apply the per-address limits to 127.0.0.0/8 and ::1 too (0: a local proxy is trusted)"),
 	I64(created_at_max_future, "limits", "900", 0, 315360000,
 	    "seconds an event may be dated ahead of now (0 = no check)"),
 	I64(created_at_max_past, "limits", "0", 0, 3153600000,

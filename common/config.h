@@ -45,6 +45,7 @@ struct config {
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;
 	uint32_t rate_limit_strikes;
+	uint32_t limit_loopback;
 	int64_t created_at_max_future;
 	int64_t created_at_max_past;
 	/* [storage] */

@@ -9,6 +9,7 @@
 
 #include "../common/err.h"
 #include "../common/event_sig.h"
+#include "../common/hex.h"
 #include "../common/log.h"
 #include "auth.h"
 #include "mailbox.h"
@@ -25,6 +26,7 @@ struct ingress_job {
 	uint64_t conn_id;
 	char *data;
 	size_t len;
+	bool limited;
 };
 
 struct ingress_lane {
@@ -90,6 +92,29 @@ void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size
 	ingress_send_text(r, conn_id, text, len);
 }
 
+/* The answer to a message over its address's rate: the protocol reply its
+ * verb calls for, without doing the work. */
+static void ingress_refuse_rate(struct ingress_lane *lane, const struct ingress_job *job,
+				const cJSON *msg)
+{
+	static const char why[] = "rate-limited: slow down";
+	const cJSON *verb = cJSON_GetArrayItem(msg, 0), *arg = cJSON_GetArrayItem(msg, 1);
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(arg, "id");
+	uint8_t raw[32];
+	size_t len;
+
+	if (cJSON_IsString(verb) && !strcmp(verb->valuestring, "EVENT") && cJSON_IsString(id) &&
+	    !hex_decode(id->valuestring, strlen(id->valuestring), raw, 32)) {
+		char *text = reply_ok(raw, false, why, &len);
+
+		ingress_send_text(lane->r, job->conn_id, text, len);
+	} else if (cJSON_IsString(arg)) {
+		ingress_closed(lane->r, job->conn_id, arg->valuestring, strlen(arg->valuestring), why);
+	} else {
+		ingress_notice(lane->r, job->conn_id, why);
+	}
+}
+
 static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job *job)
 {
 	/* data is NUL-terminated (buf_take): passing the NUL with
@@ -99,7 +124,9 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0, lane->auth };
 	char why[96];
 
-	if (memchr(job->data, '\0', job->len)) {
+	if (job->limited && cJSON_IsArray(msg)) {
+		ingress_refuse_rate(lane, job, msg);
+	} else if (memchr(job->data, '\0', job->len)) {
 		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
 	} else if (!cJSON_IsArray(msg)) {
 		ingress_notice(lane->r, job->conn_id,
@@ -174,7 +201,7 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 	pthread_mutex_unlock(&lane->lock);
 }
 
-int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len)
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited)
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
 	struct ingress_job *job = malloc(sizeof(*job));
@@ -185,7 +212,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len)
 		free(data);
 		return ERR_NOMEM;
 	}
-	*job = (struct ingress_job){ NULL, conn_id, data, len };
+	*job = (struct ingress_job){ NULL, conn_id, data, len, limited };
 	pthread_mutex_lock(&lane->lock);
 	if (lane->depth >= INGRESS_LANE_DEPTH) {
 		rc = ERR_FULL;

@@ -10,6 +10,7 @@
 #ifndef RELAYD_INGRESS_H
 #define RELAYD_INGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,10 +23,11 @@ struct ingress *ingress_start(struct relayd *r);
 void ingress_stop(struct ingress *in);
 /*
  * Queues one complete client message, taking data (malloc'ed, len bytes
- * followed by a NUL, as buf_take() returns).
+ * followed by a NUL, as buf_take() returns).  limited: the sender's address
+ * is over its rate; the lane answers "rate-limited:" instead of acting.
  * Returns 0, or ERR_FULL when the lane is saturated (data freed).
  */
-int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len);
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited);
 
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */

@@ -97,9 +97,23 @@ static void iplimit_refill(const struct iplimit *t, struct ip_entry *e, int64_t 
 	e->refilled_ms = now;
 }
 
+/* Loopback is exempt unless limit_loopback: behind a local reverse proxy
+ * every client would otherwise share one address's limits. */
+static bool iplimit_exempt(const struct iplimit *t, const char *ip)
+{
+	if (t->cfg->limit_loopback)
+		return false;
+	return strncmp(ip, "127.", 4) == 0 || strcmp(ip, "::1") == 0 ||
+	       strncmp(ip, "::ffff:127.", 11) == 0;
+}
+
 bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms)
 {
-	struct ip_entry *e = iplimit_find(t, ip, true, now_ms);
+	struct ip_entry *e;
+
+	if (iplimit_exempt(t, ip))
+		return true;
+	e = iplimit_find(t, ip, true, now_ms);
 
 	if (!e)
 		return true; /* out of memory: do not punish the client for it */
@@ -111,7 +125,7 @@ bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms)
 
 void iplimit_disconnect(struct iplimit *t, const char *ip)
 {
-	struct ip_entry *e = iplimit_find(t, ip, false, 0);
+	struct ip_entry *e = iplimit_exempt(t, ip) ? NULL : iplimit_find(t, ip, false, 0);
 
 	if (e && e->conns)
 		e->conns--;
@@ -119,7 +133,11 @@ void iplimit_disconnect(struct iplimit *t, const char *ip)
 
 bool iplimit_take(struct iplimit *t, const char *ip, enum iplimit_kind kind, int64_t now_ms)
 {
-	struct ip_entry *e = iplimit_find(t, ip, true, now_ms);
+	struct ip_entry *e;
+
+	if (iplimit_exempt(t, ip))
+		return true;
+	e = iplimit_find(t, ip, true, now_ms);
 
 	if (!e || iplimit_rate(t, kind) == 0)
 		return true; /* no limit configured (rate 0) */

@@ -11,6 +11,7 @@
  *
  * The limits hold per worker: with N workers an address may use up to N
  * times them (the kernel spreads its connections across workers).
+ * Loopback addresses are exempt unless limit_loopback is set.
  */
 #ifndef RELAYD_IPLIMIT_H
 #define RELAYD_IPLIMIT_H

@@ -21,6 +21,7 @@
 #include "../common/notify.h"
 #include "conn.h"
 #include "ingress.h"
+#include "iplimit.h"
 #include "link.h"
 #include "mailbox.h"
 #include "nip11.h"
@@ -103,7 +104,8 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	if (nip11_build(r))
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
 	r->conns = conn_table_new();
-	if (!r->conns)
+	r->iplimit = iplimit_new(&r->cfg);
+	if (!r->conns || !r->iplimit)
 		fatalx("out of memory");
 }
 
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 	lws_context_destroy(r.lws);
 	mailbox_free(r.mailbox);
 	conn_table_free(r.conns);
+	iplimit_free(r.iplimit);
 	pthread_join(signals, NULL);
 	log_info("stopped");
 	return 0;

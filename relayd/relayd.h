@@ -28,6 +28,7 @@
 struct mailbox;
 struct conn_table;
 struct ingress;
+struct iplimit;
 
 struct relayd_stats {
 	atomic_uint_fast64_t messages_in;
@@ -35,6 +36,8 @@ struct relayd_stats {
 	atomic_uint_fast64_t events_rejected;
 	atomic_uint_fast64_t deliver_gaps;
 	atomic_uint_fast64_t stale_replies; /* replies for connections already gone */
+	atomic_uint_fast64_t rate_limited;  /* messages refused by the per-address limits */
+	atomic_uint_fast64_t conns_refused; /* connections over max_connections_per_ip */
 };
 
 struct relayd {
@@ -46,6 +49,7 @@ struct relayd {
 	int listen_fd;              /* our SO_REUSEPORT socket (listen.h) */
 	struct mailbox *mailbox;
 	struct conn_table *conns;   /* service thread only */
+	struct iplimit *iplimit;    /* service thread only */
 	struct ingress *ingress;
 	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
 	nng_socket sub;             /* SUB to stored-pub.ipc */

@@ -13,6 +13,7 @@
 #include "answer.h"
 #include "conn.h"
 #include "ingress.h"
+#include "iplimit.h"
 #include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
@@ -278,6 +279,7 @@ static void service_report(struct relayd *r)
 void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
+	iplimit_sweep(r->iplimit, service_now_ms());
 	service_report(r);
 }
 
@@ -293,5 +295,6 @@ void service_conn_gone(struct relayd *r, struct conn *c)
 	else
 		buf_free(&out);
 	ingress_forget(r->ingress, c->id);
+	iplimit_disconnect(r->iplimit, c->ip);
 	conn_close(r->conns, c);
 }

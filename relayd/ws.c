@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "ingress.h"
+#include "iplimit.h"
 #include "listen.h"
 #include "nip11.h"
 #include "relayd.h"
@@ -46,25 +47,68 @@ static void ws_send_challenge(struct relayd *r, struct conn *c)
 
 static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 {
-	struct conn *c = conn_open(r->conns, wsi);
+	char ip[64] = "";
+	struct conn *c;
 
-	if (!c)
+	lws_get_peer_simple(wsi, ip, sizeof(ip));
+	if (!iplimit_connect(r->iplimit, ip, service_now_ms())) {
+		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;
-	lws_get_peer_simple(wsi, c->ip, sizeof(c->ip));
+	}
+	c = conn_open(r->conns, wsi);
+	if (!c) {
+		iplimit_disconnect(r->iplimit, ip);
+		return -1;
+	}
+	memcpy(c->ip, ip, sizeof(c->ip));
 	pss->conn_id = c->id;
 	ws_send_challenge(r, c);
 	return 0;
 }
 
-/* A whole message has arrived in c->rx: hand it to the connection's lane. */
-static void ws_on_message(struct relayd *r, struct conn *c)
+/* Which bucket a message draws on, from its first bytes (no JSON parse):
+ * `["EVENT"` or `["REQ"`/`["COUNT"`; anything else is not rate limited. */
+static int ws_rate_kind(const char *data, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
+		i++;
+	if (i < len && data[i] == '[')
+		i++;
+	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\r' || data[i] == '\n'))
+		i++;
+	if (len - i >= 7 && memcmp(data + i, "\"EVENT\"", 7) == 0)
+		return IPLIMIT_EVENT;
+	if ((len - i >= 5 && memcmp(data + i, "\"REQ\"", 5) == 0) ||
+	    (len - i >= 7 && memcmp(data + i, "\"COUNT\"", 7) == 0))
+		return IPLIMIT_REQ;
+	return -1;
+}
+
+/* A whole message has arrived in c->rx: hand it to the connection's lane,
+ * marked if its address is over its rate.  A client that keeps going past
+ * the limit is disconnected. */
+static int ws_on_message(struct relayd *r, struct conn *c)
 {
 	size_t len = c->rx.len;
 	char *data = buf_take(&c->rx);
+	int kind = ws_rate_kind(data, len);
+	bool limited = kind >= 0 && !iplimit_take(r->iplimit, c->ip, (enum iplimit_kind)kind,
+						  service_now_ms());
 
 	atomic_fetch_add(&r->stats.messages_in, 1);
-	if (ingress_submit(r->ingress, c->id, data, len))
+	if (limited) {
+		atomic_fetch_add(&r->stats.rate_limited, 1);
+		if (iplimit_strikes(r->iplimit, c->ip) > r->cfg.rate_limit_strikes) {
+			log_info("closing %s: kept sending over its rate limit", c->ip);
+			free(data);
+			return -1;
+		}
+	}
+	if (ingress_submit(r->ingress, c->id, data, len, limited))
 		ws_notice(r, c, "rate-limited: too many messages in flight, slow down");
+	return 0;
 }
 
 static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *pss,
@@ -93,7 +137,7 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 		ws_notice(r, c, "invalid: binary messages are not supported; send JSON text");
 		buf_reset(&c->rx);
 	} else {
-		ws_on_message(r, c);
+		return ws_on_message(r, c);
 	}
 	return 0;
 }

@@ -270,7 +270,8 @@ describe('relay.target under systemd', () => {
     await until(() => loop.acked.length >= mid + 20, { what: '20 events published after the restart' });
     await loop.stop();
 
-    assert.deepEqual(loop.refused, [], 'events refused while only worker 2 restarted');
+    assert.equal(loop.refused.length, 0,
+      `events refused while only worker 2 restarted: ${JSON.stringify([...new Set(loop.refused)])}`);
     const after = await mainPids();
     assert.equal(after['stored.service'], before['stored.service'], 'stored restarted');
     assert.equal(after['relayd@1.service'], before['relayd@1.service'], 'relayd@1 restarted');
@@ -318,7 +319,8 @@ describe('relay.target under systemd', () => {
     assert.ok(Number(now.NRestarts) > Number(old.NRestarts), `NRestarts: ${old.NRestarts} -> ${now.NRestarts}`);
     for (const name of WORKERS) assert.equal((await unit(name)).ActiveState, 'active', name);
     const refused = loops.flatMap((l) => l.refused);
-    for (const m of refused) assert.match(m, /^error: /, 'an OK false during the gap without "error:"');
+    const odd = [...new Set(refused.filter((m) => !/^error: /.test(m)))];
+    assert.deepEqual(odd, [], 'OK false during the gap without "error:"');
     console.log(`# stored killed: ${loops.map((l) => l.acked.length).join(' + ')} events acknowledged, ` +
       `${refused.length} refused with error: during the gap`);
 

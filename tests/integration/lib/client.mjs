@@ -364,3 +364,22 @@ export function longEscapeJson(value) {
   return JSON.stringify(value).replace(/\\(.)|\//g, (m, c) =>
     c === undefined ? '\\/' : (long[c] ?? m));
 }
+
+/* ---------------------------------------------------------------- NIP-45 */
+
+/* Sends ["COUNT", id, ...filters] and resolves with the answer naming id:
+ * {count, hll, frame} for a COUNT (hll undefined when absent), or
+ * {closed: message, frame} for a CLOSED. */
+Client.prototype.count = async function count(id, ...filters) {
+  this.send(['COUNT', id, ...filters]);
+  const m = await this.waitFor(
+    (f) => isArray(f) && (f[0] === 'COUNT' || f[0] === 'CLOSED') && f[1] === id,
+    { what: `COUNT or CLOSED for ${JSON.stringify(id)}` });
+  if (m[0] === 'CLOSED') return { closed: m[2], frame: m };
+  return { count: m[2] && m[2].count, hll: m[2] && m[2].hll, frame: m };
+};
+
+/* Removes and returns the ids of the EVENT frames for subid in the inbox. */
+export function takeEventIds(client, subid) {
+  return client.take((m) => isArray(m) && m[0] === 'EVENT' && m[1] === subid).map((m) => m[2].id);
+}
