@@ -85,6 +85,8 @@ static const struct config_key config_keys[] = {
 	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
 	    "how long a worker waits for stored before answering error:"),
+	U32(metrics_public, "workers", "0", 0, 1,
+	    "1: serve /metrics to any client (0: only to loopback, e.g. a local Prometheus)"),
 	STR(log_level, "logging", "info", "error, warn, info or debug"),
 };
 
@@ -286,5 +288,28 @@ int config_socket_url(const struct config *cfg, const char *name, char *url, siz
 
 	if (n < 0 || (size_t)n >= url_len || (size_t)n - 6 >= sizeof(sun.sun_path))
 		return ERR_TOOBIG;
+	return 0;
+}
+
+int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg)
+{
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+		const char *field = (const char *)cfg + k->offset;
+		struct config_entry e = { k->name, k->section, k->doc, k->type == CONFIG_STR, NULL, 0 };
+		uint32_t u;
+		int rc;
+
+		if (k->type == CONFIG_STR) {
+			e.text = field;
+		} else if (k->type == CONFIG_U32) {
+			memcpy(&u, field, sizeof(u));
+			e.number = u;
+		} else {
+			memcpy(&e.number, field, sizeof(e.number));
+		}
+		if ((rc = fn(arg, &e)) != 0)
+			return rc;
+	}
 	return 0;
 }

@@ -59,6 +59,7 @@ struct config {
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
+	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
 	/* [logging] */
 	char log_level[16];
 };
@@ -80,5 +81,27 @@ void config_write_sample(FILE *out);
  * "ipc:///..." into url.  Returns 0 or ERR_TOOBIG if it does not fit the
  * Unix socket path limit. */
 int config_socket_url(const struct config *cfg, const char *name, char *url, size_t url_len);
+
+/* One key of the table and its value in a loaded config (for listings such
+ * as the admin socket's `config`).  Pointers borrow from the table and from
+ * the config passed to config_foreach(). */
+struct config_entry {
+	const char *name;
+	const char *section;
+	const char *doc;
+	int is_text;      /* 1: the value is text; 0: it is number */
+	const char *text;
+	int64_t number;
+};
+
+/* Called once per key; a nonzero return stops the walk. */
+typedef int (*config_visit_fn)(void *arg, const struct config_entry *entry);
+
+/*
+ * Calls fn for every key of the table, in table (and so sample file) order,
+ * with its value in cfg.  Returns 0 after the last key, or the first nonzero
+ * value fn returned.
+ */
+int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg);
 
 #endif

@@ -4,6 +4,7 @@
 static const char *const err_names[] = {
 	"ok",      "nomem",  "inval", "trunc",    "trailing", "version", "type",   "toobig",
 	"io",      "db",     "nng",   "notfound", "full",     "closed",  "config", "sig",
+	"timeout",
 };
 
 const char *err_name(int code)

@@ -24,6 +24,7 @@ enum err_code {
 	ERR_CLOSED = -13,   /* peer or object has gone away */
 	ERR_CONFIG = -14,   /* configuration rejected */
 	ERR_SIG = -15,      /* signature does not verify */
+	ERR_TIMEOUT = -16,  /* a bounded wait ran out */
 };
 
 /* Returns a static name for code ("nomem", "inval", ...); "unknown" otherwise. */

@@ -79,4 +79,15 @@ void filter_free(struct filter *f);
 /* Initialises f to "no constraints" (matches every event). */
 void filter_init(struct filter *f);
 
+struct buf;
+
+/*
+ * Appends f as one compact JSON object that filter_parse() reads back as the
+ * same filter: ids, authors, kinds, the #x lists (in f's order), since,
+ * until, limit and search, each only when present.  Strings use the wire
+ * escaping of jsonstr.h, so tag values with any bytes survive.  Returns 0 or
+ * ERR_NOMEM (out may then hold part of the object).  filter_json.c.
+ */
+int filter_to_json(const struct filter *f, struct buf *out);
+
 #endif

@@ -46,6 +46,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_WORKER_STATS] = "worker_stats",
 	[MSG_COUNT] = "count",
 	[MSG_COUNT_RESULT] = "count_result",
+	[MSG_METRICS] = "metrics",
 };
 
 const char *msg_type_name(int type)
@@ -837,6 +838,12 @@ int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 	put_u64(&w, m->messages_out);
 	put_u64(&w, m->events_rejected);
 	put_u64(&w, m->deliver_gaps);
+	put_u64(&w, m->rate_limited);
+	put_u64(&w, m->conns_refused);
+	for (int i = 0; i < HISTO_BUCKETS; i++)
+		put_u64(&w, m->ok_latency.counts[i]);
+	put_u64(&w, m->ok_latency.sum_us);
+	put_u64(&w, m->ok_latency.count);
 	return writer_end(&w);
 }
 
@@ -853,6 +860,12 @@ int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stat
 	m->messages_out = wire_get_u64(&r);
 	m->events_rejected = wire_get_u64(&r);
 	m->deliver_gaps = wire_get_u64(&r);
+	m->rate_limited = wire_get_u64(&r);
+	m->conns_refused = wire_get_u64(&r);
+	for (int i = 0; i < HISTO_BUCKETS; i++)
+		m->ok_latency.counts[i] = wire_get_u64(&r);
+	m->ok_latency.sum_us = wire_get_u64(&r);
+	m->ok_latency.count = wire_get_u64(&r);
 	return decode_end(&r, m, sizeof(*m));
 }
 
@@ -937,5 +950,27 @@ int msg_decode_count_result(const void *body, size_t len, struct msg_count_resul
 	if (m->has_hll)
 		wire_get_raw(&r, m->hll, MSG_HLL_REGISTERS);
 	m->message = get_view(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- METRICS ---- */
+
+int msg_encode_metrics(struct buf *out, const struct msg_header *h, const struct msg_metrics *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_METRICS);
+	put_view(&w, &m->prometheus);
+	put_view(&w, &m->summary);
+	return writer_end(&w);
+}
+
+int msg_decode_metrics(const void *body, size_t len, struct msg_metrics *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->prometheus = get_view(&r);
+	m->summary = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
 }

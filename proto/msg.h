@@ -11,7 +11,8 @@
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
  *                   worker per event; the first 4 bytes (version, type,
- *                   worker) are the subscription topic.  PUB drops when a
+ *                   worker) are the subscription topic.  METRICS goes to
+ *                   all workers (worker 0xffff).  PUB drops when a
  *                   worker is slow, so DELIVER carries a per-worker sequence
  *                   number and workers count gaps.
  *
@@ -33,6 +34,7 @@
 #include "../common/buf.h"
 #include "../common/event.h"
 #include "../common/filter.h"
+#include "../common/histo.h"
 
 #define PROTO_VERSION 1
 #define MSG_HEADER_LEN 8
@@ -56,6 +58,7 @@ enum msg_type {
 	MSG_WORKER_STATS = 11,
 	MSG_COUNT = 12,
 	MSG_COUNT_RESULT = 13,
+	MSG_METRICS = 14,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -180,6 +183,16 @@ struct msg_worker_stats {
 	uint64_t messages_out;
 	uint64_t events_rejected;
 	uint64_t deliver_gaps;
+	uint64_t rate_limited;
+	uint64_t conns_refused;
+	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
+};
+
+/* METRICS: stored's relay-wide snapshot, published to every worker about
+ * once a second (topic: version, type, 0xff, 0xff). */
+struct msg_metrics {
+	struct msg_str prometheus; /* text exposition format */
+	struct msg_str summary;    /* a small JSON object for the status page */
 };
 
 /* COUNT: a NIP-45 count over filters (OR'ed). */
@@ -225,6 +238,7 @@ int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct
 int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 			    const struct msg_worker_stats *m);
 int msg_encode_count(struct buf *out, const struct msg_header *h, const struct msg_count *m);
+int msg_encode_metrics(struct buf *out, const struct msg_header *h, const struct msg_metrics *m);
 int msg_encode_count_result(struct buf *out, const struct msg_header *h,
 			    const struct msg_count_result *m);
 
@@ -252,6 +266,7 @@ int msg_decode_conn_closed(const void *body, size_t len, struct msg_conn_closed 
 int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
 int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m);
 int msg_decode_count(const void *body, size_t len, struct msg_count *m);
+int msg_decode_metrics(const void *body, size_t len, struct msg_metrics *m);
 int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m);
 
 /* Release what a successful decode owns.  NULL-safe and idempotent. */

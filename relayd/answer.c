@@ -12,6 +12,7 @@
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
+#include "service.h"
 
 /* Live events held for one subscription while its history is still coming;
  * past this the subscription is closed rather than buffering without end. */
@@ -34,6 +35,7 @@ static void answer_event_result(struct relayd *r, const struct msg_header *h, co
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
+	histo_observe(&r->ok_latency, (uint64_t)(service_now_us() - p.started_us));
 	snprintf(text, sizeof(text), "%.*s", (int)m.message.len, m.message.ptr);
 	frame = reply_ok(m.id, m.accepted, text, &n);
 	if (frame)
@@ -206,6 +208,19 @@ static void answer_count_gap(struct relayd *r, uint64_t seq)
 	r->deliver_seq = seq;
 }
 
+/* stored's snapshot: kept for GET /metrics and /stats.json. */
+static void answer_metrics(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_metrics m;
+
+	if (msg_decode_metrics(body, len, &m))
+		return;
+	buf_reset(&r->metrics_text);
+	buf_reset(&r->stats_json);
+	buf_append(&r->metrics_text, m.prometheus.ptr, m.prometheus.len);
+	buf_append(&r->stats_json, m.summary.ptr, m.summary.len);
+}
+
 void answer_deliver(struct relayd *r, nng_msg *msg)
 {
 	const uint8_t *data = nng_msg_body(msg);
@@ -214,7 +229,13 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	struct msg_header h;
 	struct shared *body;
 
-	if (msg_decode_header(data, len, &h) || h.type != MSG_DELIVER ||
+	if (msg_decode_header(data, len, &h))
+		return;
+	if (h.type == MSG_METRICS) {
+		answer_metrics(r, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
+		return;
+	}
+	if (h.type != MSG_DELIVER ||
 	    msg_decode_deliver(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &m))
 		return;
 	answer_count_gap(r, m.seq);

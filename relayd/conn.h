@@ -43,6 +43,7 @@ struct pending_event {
 	uint32_t request_id;
 	uint8_t id[32];
 	int64_t deadline_ms;
+	int64_t started_us; /* when the EVENT was handed to stored (for latency) */
 };
 
 struct conn {

@@ -153,6 +153,8 @@ int main(int argc, char **argv)
 	link_close(&r);
 	lws_context_destroy(r.lws);
 	mailbox_free(r.mailbox);
+	buf_free(&r.metrics_text);
+	buf_free(&r.stats_json);
 	conn_table_free(r.conns);
 	iplimit_free(r.iplimit);
 	pthread_join(signals, NULL);

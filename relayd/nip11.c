@@ -10,9 +10,6 @@
 #define NIP11_SOFTWARE "crelay"
 #define NIP11_VERSION "0.1.0"
 
-static const char nip11_text_page[] =
-	"This is a Nostr relay. Connect with a Nostr client over websocket.\n";
-
 static void nip11_add_optional(cJSON *doc, const char *name, const char *value)
 {
 	if (value[0])
@@ -75,61 +72,3 @@ int nip11_build(struct relayd *r)
 	return rc;
 }
 
-static int nip11_wants_document(struct lws *wsi)
-{
-	char accept[256];
-
-	if (lws_hdr_copy(wsi, accept, sizeof(accept), WSI_TOKEN_HTTP_ACCEPT) <= 0)
-		return 0;
-	return strstr(accept, "application/nostr+json") != NULL;
-}
-
-static int nip11_cors(struct lws *wsi, unsigned char **p, unsigned char *end)
-{
-	return lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-origin:",
-					   (const unsigned char *)"*", 1, p, end) ||
-	       lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-headers:",
-					   (const unsigned char *)"*", 1, p, end) ||
-	       lws_add_http_header_by_name(wsi, (const unsigned char *)"access-control-allow-methods:",
-					   (const unsigned char *)"GET, POST, OPTIONS", 18, p, end);
-}
-
-int nip11_on_http(struct relayd *r, struct lws *wsi, struct nip11_session *s)
-{
-	unsigned char headers[LWS_PRE + 1024], *start = headers + LWS_PRE, *p = start;
-	unsigned char *end = headers + sizeof(headers) - 1;
-	int preflight = lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) > 0;
-	const char *type = "text/plain";
-
-	s->body = nip11_text_page;
-	s->body_len = sizeof(nip11_text_page) - 1;
-	if (nip11_wants_document(wsi) || preflight) {
-		s->body = r->nip11;
-		s->body_len = r->nip11_len;
-		type = "application/nostr+json";
-	}
-	if (preflight)
-		s->body_len = 0;
-	if (lws_add_http_common_headers(wsi, preflight ? HTTP_STATUS_NO_CONTENT : HTTP_STATUS_OK,
-					type, s->body_len, &p, end) ||
-	    nip11_cors(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
-		return 1;
-	if (s->body_len == 0)
-		return lws_http_transaction_completed(wsi) ? -1 : 0;
-	lws_callback_on_writable(wsi);
-	return 0;
-}
-
-int nip11_on_writable(struct lws *wsi, struct nip11_session *s)
-{
-	unsigned char out[LWS_PRE + 4096];
-	size_t len = s->body_len < 4096 ? s->body_len : 4096;
-
-	if (!s->body)
-		return 0;
-	memcpy(out + LWS_PRE, s->body, len);
-	if (lws_write(wsi, out + LWS_PRE, len, LWS_WRITE_HTTP_FINAL) != (int)len)
-		return 1;
-	s->body = NULL;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
-}

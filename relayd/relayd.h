@@ -23,7 +23,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../common/buf.h"
 #include "../common/config.h"
+#include "../common/histo.h"
 
 struct mailbox;
 struct conn_table;
@@ -58,6 +60,9 @@ struct relayd {
 	atomic_bool link_up;        /* a pipe to stored exists */
 	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
+	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
+	struct buf metrics_text;    /* service thread: stored's latest Prometheus text */
+	struct buf stats_json;      /* service thread: stored's latest summary */
 	pthread_mutex_t link_lock;  /* guards the three fields below */
 	int rpc_pipes, sub_pipes;   /* pipes to stored on each socket (an old one
 				       may close after its successor opened) */

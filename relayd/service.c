@@ -20,6 +20,14 @@
 #include "reply.h"
 #include "send.h"
 
+int64_t service_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t service_now_ms(void)
 {
 	struct timespec ts;
@@ -136,6 +144,8 @@ static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
 
 	if (conn_pending_add(c, m->request_id, m->event_id, deadline))
 		service_ok(r, c, m->event_id, "error: out of memory");
+	else
+		c->pending[c->npending - 1].started_us = service_now_us();
 }
 
 static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
@@ -266,7 +276,9 @@ static void service_report(struct relayd *r)
 	struct msg_worker_stats m = {
 		(uint32_t)getpid(), r->started_at, conn_count(r->conns), conn_sub_total(r->conns),
 		atomic_load(&r->stats.messages_in), atomic_load(&r->stats.messages_out),
-		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps)
+		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps),
+		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
+		r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 

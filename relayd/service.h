@@ -29,7 +29,8 @@ void service_conn_gone(struct relayd *r, struct conn *c);
  * otherwise as a resume replaying commits after resume_after.  Returns 0 or
  * an error from link_send. */
 int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after);
-/* Milliseconds on a monotonic clock. */
+/* Milliseconds / microseconds on a monotonic clock. */
 int64_t service_now_ms(void);
+int64_t service_now_us(void);
 
 #endif

@@ -12,7 +12,7 @@
 #include "ingress.h"
 #include "iplimit.h"
 #include "listen.h"
-#include "nip11.h"
+#include "http.h"
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
@@ -21,7 +21,7 @@
 /* lws's per-session storage: a websocket's conn id, or HTTP state. */
 struct ws_session {
 	uint64_t conn_id;
-	struct nip11_session http;
+	struct http_session http;
 };
 
 static void ws_notice(struct relayd *r, struct conn *c, const char *message)
@@ -186,8 +186,9 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_RECEIVE: return ws_on_receive(r, wsi, pss, in, len);
 	case LWS_CALLBACK_SERVER_WRITEABLE: return ws_on_writable(r, pss);
 	case LWS_CALLBACK_CLOSED: ws_on_close(r, pss); return 0;
-	case LWS_CALLBACK_HTTP: return nip11_on_http(r, wsi, &pss->http);
-	case LWS_CALLBACK_HTTP_WRITEABLE: return nip11_on_writable(wsi, &pss->http);
+	case LWS_CALLBACK_HTTP: return http_on_request(r, wsi, &pss->http);
+	case LWS_CALLBACK_HTTP_WRITEABLE: return http_on_writable(wsi, &pss->http);
+	case LWS_CALLBACK_CLOSED_HTTP: http_on_close(&pss->http); return 0;
 	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: service_drain(r); return 0;
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);

@@ -26,6 +26,7 @@
 #include "admin.h"
 #include "bcast.h"
 #include "db.h"
+#include "metrics.h"
 #include "query.h"
 #include "queue.h"
 #include "rpc.h"
@@ -123,6 +124,8 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot listen in %s", s->cfg.run_dir);
 	if (pthread_create(&t->rpc, NULL, stored_rpc_main, s))
 		fatalx("cannot start the rpc thread");
+	if (metrics_start(s))
+		fatalx("cannot start the metrics thread");
 	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
 	notify_send("READY=1\nSTATUS=serving");
 }
@@ -139,6 +142,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	notify_send("STOPPING=1");
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
+	metrics_stop(s);
 	nng_close(s->rpc);
 	pthread_join(t->rpc, NULL);
 	queue_close(s->bcast_q);

@@ -189,13 +189,34 @@ static void query_count(struct query_worker *q, const struct query_job *job)
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 
+/* Adds one query's duration to stored's histogram (atomics: the pool's
+ * threads all add to it). */
+static void query_observe(struct stored *s, int64_t started_us)
+{
+	struct timespec ts;
+	uint64_t us;
+	int i = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	us = (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - started_us);
+	while (i < HISTO_BUCKETS - 1 && us > histo_bounds_us[i])
+		i++;
+	atomic_fetch_add(&s->stats.query_latency[i], 1);
+	atomic_fetch_add(&s->stats.query_latency_sum_us, us);
+}
+
 static void query_run(struct query_worker *q, struct query_job *job)
 {
-	if (job->count) {
+	struct timespec ts;
+	int64_t started;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	started = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	if (job->count)
 		query_count(q, job);
-		return;
-	}
-	query_history(q, job);
+	else
+		query_history(q, job);
+	query_observe(q->s, started);
 }
 
 static void query_history(struct query_worker *q, struct query_job *job)

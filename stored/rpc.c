@@ -228,6 +228,9 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->messages_out = m.messages_out;
 	r->events_rejected = m.events_rejected;
 	r->deliver_gaps = m.deliver_gaps;
+	r->rate_limited = m.rate_limited;
+	r->conns_refused = m.conns_refused;
+	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }
 

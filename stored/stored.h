@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "../common/config.h"
+#include "../common/histo.h"
 
 struct queue;
 
@@ -43,6 +44,9 @@ struct stored_stats {
 	atomic_uint_fast64_t subscriptions;   /* mirrored from the index by bcast */
 	atomic_uint_fast64_t workers;         /* workers with a live pipe */
 	atomic_uint_fast64_t rpc_bad;         /* undecodable requests dropped */
+	/* REQ history and COUNT durations: a histogram many threads add to. */
+	atomic_uint_fast64_t query_latency[HISTO_BUCKETS];
+	atomic_uint_fast64_t query_latency_sum_us;
 };
 
 #define STORED_MAX_WORKERS 256
@@ -57,6 +61,8 @@ struct stored_worker_report {
 	uint32_t connections;
 	uint32_t subscriptions;
 	uint64_t messages_in, messages_out, events_rejected, deliver_gaps;
+	uint64_t rate_limited, conns_refused;
+	struct histo ok_latency;
 };
 
 struct stored {
@@ -73,6 +79,7 @@ struct stored {
 	pthread_mutex_t workers_lock; /* guards workers[] (admin reads, rpc writes) */
 	struct stored_worker_report workers[STORED_MAX_WORKERS];
 	atomic_bool stopping;
+	pthread_t metrics_thread;
 };
 
 /*

@@ -758,6 +758,22 @@ size_t subidx_match(struct subidx *idx, const struct event *ev, subidx_match_fn 
 	return m.calls;
 }
 
+/* ---- listing ---- */
+
+size_t subidx_foreach(const struct subidx *idx, subidx_visit_fn fn, void *arg)
+{
+	size_t pos = 0, calls = 0;
+	const struct sub *s;
+
+	while ((s = hmap_next(&idx->subs, &pos)) != NULL) {
+		calls++;
+		if (fn(arg, s->worker, s->conn_id, (const char *)s->key + CONN_KEY_LEN,
+		       s->keylen - CONN_KEY_LEN, s->serial, s->filters, s->nfilters))
+			break;
+	}
+	return calls;
+}
+
 size_t subidx_count(const struct subidx *idx)
 {
 	return hmap_count(&idx->subs);

@@ -60,6 +60,20 @@ typedef void (*subidx_match_fn)(void *arg, uint16_t worker, uint64_t conn_id,
  */
 size_t subidx_match(struct subidx *idx, const struct event *ev, subidx_match_fn fn, void *arg);
 
+/* Called once per subscription by subidx_foreach(); a nonzero return stops
+ * the walk.  The pointers borrow from the index and are valid only during
+ * the call. */
+typedef int (*subidx_visit_fn)(void *arg, uint16_t worker, uint64_t conn_id, const char *sub_id,
+			       size_t sub_id_len, uint32_t sub_serial, const struct filter *filters,
+			       uint32_t nfilters);
+
+/*
+ * Calls fn for every subscription in the index, each once, in no particular
+ * order, until fn returns nonzero (for listings: stored's admin socket).  fn
+ * must not change the index.  Returns the number of calls.
+ */
+size_t subidx_foreach(const struct subidx *idx, subidx_visit_fn fn, void *arg);
+
 /* Number of subscriptions in the index. */
 size_t subidx_count(const struct subidx *idx);
 

@@ -4,7 +4,8 @@
  * name the file, the line, the key and the bounds), the file syntax
  * (comments, blank lines, whitespace, CRLF), the cross-field checks
  * (log_level, db_synchronous, run_dir length), config_socket_url's limit,
- * and that the sample file re-parses to the defaults.
+ * that the sample file re-parses to the defaults, and that config_foreach()
+ * walks every key with its value.
  *
  * The expected defaults and bounds below are written out from the
  * documented table (the sample file etc/relay.conf); config files are
@@ -520,6 +521,94 @@ START_TEST(test_sample_lists_every_key)
 }
 END_TEST
 
+/* ---- config_foreach ---- */
+
+struct walk {
+	char text[64][CONFIG_TEXT_MAX + 64]; /* "name = value" per entry */
+	size_t n;
+	size_t stop_after; /* 0: never stop */
+};
+
+static int walk_visit(void *arg, const struct config_entry *e)
+{
+	struct walk *w = arg;
+
+	ck_assert_uint_lt(w->n, 64);
+	ck_assert_ptr_nonnull(e->name);
+	ck_assert_ptr_nonnull(e->section);
+	ck_assert_ptr_nonnull(e->doc);
+	if (e->is_text)
+		snprintf(w->text[w->n], sizeof(w->text[0]), "%s = %s", e->name, e->text);
+	else
+		snprintf(w->text[w->n], sizeof(w->text[0]), "%s = %lld", e->name,
+			 (long long)e->number);
+	w->n++;
+	return w->stop_after && w->n == w->stop_after ? 42 : 0;
+}
+
+/* The walk over the defaults yields exactly the sample file's settings, in
+ * its order. */
+START_TEST(test_foreach_matches_sample)
+{
+	static struct walk w;
+	struct config cfg;
+	char err[256], *text = NULL, *line, *save = NULL;
+	size_t len = 0, settings = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	config_write_sample(f);
+	fclose(f);
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(config_foreach(&cfg, walk_visit, &w), 0);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '#')
+			continue;
+		ck_assert_uint_lt(settings, w.n);
+		ck_assert_str_eq(w.text[settings], line);
+		settings++;
+	}
+	ck_assert_uint_eq(settings, w.n);
+	ck_assert_uint_ge(w.n, NKEYS);
+	free(text);
+}
+END_TEST
+
+/* A changed value is what the walk reports for that key. */
+START_TEST(test_foreach_reports_values)
+{
+	static struct walk w;
+	const struct key_case *k = &keys[_i];
+	struct config cfg;
+	char err[256], want[CONFIG_TEXT_MAX + 64];
+	int found = 0;
+
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	ck_assert_msg(config_set(&cfg, k->key, k->other, err, sizeof(err)) == 0, "%s", err);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(config_foreach(&cfg, walk_visit, &w), 0);
+	snprintf(want, sizeof(want), "%s = %s", k->key, k->other);
+	for (size_t i = 0; i < w.n; i++)
+		found += strcmp(w.text[i], want) == 0;
+	ck_assert_msg(found == 1, "'%s' reported %d times", want, found);
+}
+END_TEST
+
+/* A nonzero return stops the walk and is returned. */
+START_TEST(test_foreach_stops)
+{
+	static struct walk w;
+	struct config cfg;
+	char err[256];
+
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	w.stop_after = 3;
+	ck_assert_int_eq(config_foreach(&cfg, walk_visit, &w), 42);
+	ck_assert_uint_eq(w.n, 3);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -553,6 +642,11 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_db_synchronous_validation);
 	tcase_add_test(tc, test_socket_url);
 	tcase_add_test(tc, test_run_dir_too_long);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("foreach");
+	tcase_add_test(tc, test_foreach_matches_sample);
+	tcase_add_loop_test(tc, test_foreach_reports_values, 0, (int)NKEYS);
+	tcase_add_test(tc, test_foreach_stops);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,7 +20,7 @@ static const struct {
 	{ ERR_TYPE, "type" },	{ ERR_TOOBIG, "toobig" },     { ERR_IO, "io" },
 	{ ERR_DB, "db" },	{ ERR_NNG, "nng" },	      { ERR_NOTFOUND, "notfound" },
 	{ ERR_FULL, "full" },	{ ERR_CLOSED, "closed" },     { ERR_CONFIG, "config" },
-	{ ERR_SIG, "sig" },
+	{ ERR_SIG, "sig" },	{ ERR_TIMEOUT, "timeout" },
 };
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 

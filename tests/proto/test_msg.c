@@ -242,6 +242,12 @@ static const struct msg_deliver deliver_bare = { .seq = 0, .event_json = { "", 0
 static const struct msg_worker_stats worker_stats_sample = {
 	.pid = 1234, .started_at = 1700000001, .connections = 2, .subscriptions = 3,
 	.messages_in = 4, .messages_out = 5, .events_rejected = 6, .deliver_gaps = 7,
+	.rate_limited = 8, .conns_refused = 9,
+	.ok_latency = { .counts = { 1, 2, 3, [11] = UINT64_MAX }, .sum_us = 12345, .count = 42 },
+};
+
+static const struct msg_metrics metrics_sample = {
+	.prometheus = { "relay_up 1\n", 11 }, .summary = { "{\"a\":1}", 7 },
 };
 
 static const struct msg_count count_sample = {
@@ -473,8 +479,32 @@ static int worker_stats_decode(const uint8_t *body, size_t len, const void *want
 		ck_assert_uint_eq(m.messages_out, w->messages_out);
 		ck_assert_uint_eq(m.events_rejected, w->events_rejected);
 		ck_assert_uint_eq(m.deliver_gaps, w->deliver_gaps);
+		ck_assert_uint_eq(m.rate_limited, w->rate_limited);
+		ck_assert_uint_eq(m.conns_refused, w->conns_refused);
+		for (int i = 0; i < HISTO_BUCKETS; i++)
+			ck_assert_uint_eq(m.ok_latency.counts[i], w->ok_latency.counts[i]);
+		ck_assert_uint_eq(m.ok_latency.sum_us, w->ok_latency.sum_us);
+		ck_assert_uint_eq(m.ok_latency.count, w->ok_latency.count);
 	}
 	return err;
+}
+
+static int metrics_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_metrics *w = want;
+	struct msg_metrics m;
+	int err = msg_decode_metrics(body, len, &m);
+
+	if (!err && w) {
+		assert_msg_str(m.prometheus, w->prometheus, body, len);
+		assert_msg_str(m.summary, w->summary, body, len);
+	}
+	return err;
+}
+
+static int metrics_encode(struct buf *out, const void *m)
+{
+	return msg_encode_metrics(out, &sample_header, m);
 }
 
 static int count_decode(const uint8_t *body, size_t len, const void *want)
@@ -626,6 +656,7 @@ static const struct msg_case cases[] = {
 	  &count_result_sample },
 	{ "count_result refused", MSG_COUNT_RESULT, count_result_encode, count_result_decode,
 	  &count_result_refused },
+	{ "metrics", MSG_METRICS, metrics_encode, metrics_decode, &metrics_sample },
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 

@@ -1,0 +1,36 @@
+/*
+ * http.h - plain HTTP on the relay's port (service thread).
+ *
+ *   GET with Accept: application/nostr+json   the NIP-11 document
+ *   GET / with Accept: text/html              the status page
+ *   GET /stats.json                           live figures for that page
+ *   GET /metrics                              Prometheus text for the whole
+ *                                             relay (loopback clients only
+ *                                             unless metrics_public = 1)
+ *   OPTIONS                                   CORS preflight
+ * Every answer carries the CORS headers NIP-11 asks for.  The body is
+ * copied into the session at request time and written from the WRITEABLE
+ * callback.
+ */
+#ifndef RELAYD_HTTP_H
+#define RELAYD_HTTP_H
+
+#include <libwebsockets.h>
+#include <stddef.h>
+
+struct relayd;
+
+/* Per-HTTP-transaction state kept in the lws session. */
+struct http_session {
+	char *body; /* owned */
+	size_t len;
+};
+
+/* LWS_CALLBACK_HTTP: picks the answer, writes the headers, asks to write. */
+int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);
+/* LWS_CALLBACK_HTTP_WRITEABLE: writes the body, ends the transaction. */
+int http_on_writable(struct lws *wsi, struct http_session *s);
+/* The session ends: frees what it holds. */
+void http_on_close(struct http_session *s);
+
+#endif

@@ -1,0 +1,268 @@
+/* metrics.c - rendering and publishing the relay-wide snapshot (see metrics.h). */
+#include "metrics.h"
+
+#include <nng/nng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/buf.h"
+#include "../common/err.h"
+#include "../common/histo.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "db.h"
+#include "queue.h"
+#include "stored.h"
+
+/* Counting rows is cheap but not free: refresh the gauge this often. */
+#define METRICS_COUNT_EVERY 10
+
+struct metrics {
+	struct stored *s;
+	sqlite3 *db;
+	uint64_t events;          /* last count of the events table */
+	time_t counted_at;
+	uint64_t last_accepted;   /* for events per second */
+	time_t started;
+	double events_per_second;
+	struct buf text, json, out;
+};
+
+/* One line "name value" (or "name{worker=\"w\"} value") with HELP/TYPE
+ * when help is not NULL. */
+static void metrics_line(struct buf *b, const char *name, const char *type, const char *help,
+			 int worker, double value)
+{
+	char line[320];
+
+	if (help) {
+		snprintf(line, sizeof(line), "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+		buf_append_str(b, line);
+	}
+	if (worker >= 0)
+		snprintf(line, sizeof(line), "%s{worker=\"%d\"} %.0f\n", name, worker, value);
+	else
+		snprintf(line, sizeof(line), "%s %.0f\n", name, value);
+	buf_append_str(b, line);
+}
+
+static uint64_t metrics_file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static void metrics_stored(struct metrics *m)
+{
+	struct stored_stats *st = &m->s->stats;
+	char wal[sizeof(m->s->db_path) + 8];
+	struct buf *b = &m->text;
+
+	snprintf(wal, sizeof(wal), "%s-wal", m->s->db_path);
+	metrics_line(b, "relay_events_stored", "gauge", "Events in the database.", -1, (double)m->events);
+	metrics_line(b, "relay_events_accepted_total", "counter", "Events stored on arrival.", -1,
+		     (double)atomic_load(&st->events_accepted));
+	metrics_line(b, "relay_events_duplicate_total", "counter",
+		     "Events answered duplicate (or superseded).", -1,
+		     (double)atomic_load(&st->events_duplicate));
+	metrics_line(b, "relay_events_refused_total", "counter",
+		     "Events refused by stored (deleted, vanished, failed).", -1,
+		     (double)atomic_load(&st->events_rejected));
+	metrics_line(b, "relay_ephemeral_events_total", "counter", "Ephemeral events relayed.", -1,
+		     (double)atomic_load(&st->ephemeral_delivered));
+	metrics_line(b, "relay_queries_total", "counter", "REQ histories and COUNTs answered.", -1,
+		     (double)atomic_load(&st->queries));
+	metrics_line(b, "relay_deliveries_total", "counter", "DELIVER messages published.", -1,
+		     (double)atomic_load(&st->deliveries));
+	metrics_line(b, "relay_commits_total", "counter", "Write transactions committed.", -1,
+		     (double)atomic_load(&st->commits));
+	metrics_line(b, "relay_subscriptions", "gauge", "Live subscriptions.", -1,
+		     (double)atomic_load(&st->subscriptions));
+	metrics_line(b, "relay_db_bytes", "gauge", "Size of the database file.", -1,
+		     (double)metrics_file_size(m->s->db_path));
+	metrics_line(b, "relay_wal_bytes", "gauge", "Size of the write-ahead log.", -1,
+		     (double)metrics_file_size(wal));
+	metrics_line(b, "relay_write_queue", "gauge", "Events waiting for the writer.", -1,
+		     (double)queue_length(m->s->write_q));
+}
+
+struct metrics_field {
+	const char *name, *type, *help;
+	size_t offset; /* of a uint32_t or uint64_t in struct stored_worker_report */
+	int is32;
+};
+
+#define WF(name, field, type, help, is32) \
+	{ name, type, help, offsetof(struct stored_worker_report, field), is32 }
+
+static const struct metrics_field metrics_worker_fields[] = {
+	WF("relay_worker_connections", connections, "gauge", "Open websocket connections.", 1),
+	WF("relay_worker_subscriptions", subscriptions, "gauge", "Open subscriptions.", 1),
+	WF("relay_worker_messages_in_total", messages_in, "counter", "Client messages received.", 0),
+	WF("relay_worker_messages_out_total", messages_out, "counter", "Frames sent to clients.", 0),
+	WF("relay_worker_events_rejected_total", events_rejected, "counter",
+	   "Events refused by the worker.", 0),
+	WF("relay_worker_deliver_gaps_total", deliver_gaps, "counter",
+	   "Live deliveries lost between stored and the worker.", 0),
+	WF("relay_worker_rate_limited_total", rate_limited, "counter",
+	   "Messages refused by the per-address rate limits.", 0),
+	WF("relay_worker_connections_refused_total", conns_refused, "counter",
+	   "Connections refused by max_connections_per_ip.", 0),
+};
+
+static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)
+{
+	const char *p = (const char *)w + f->offset;
+	uint32_t v32;
+	uint64_t v64;
+
+	if (f->is32) {
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, p, sizeof(v64));
+	return (double)v64;
+}
+
+/* Per-worker series, and the workers' OK latency summed. */
+static void metrics_workers(struct metrics *m, struct histo *ok, uint32_t *workers, double *conns)
+{
+	struct stored *s = m->s;
+	size_t nfields = sizeof(metrics_worker_fields) / sizeof(metrics_worker_fields[0]);
+
+	pthread_mutex_lock(&s->workers_lock);
+	for (size_t f = 0; f < nfields; f++) {
+		const struct metrics_field *mf = &metrics_worker_fields[f];
+		int first = 1;
+
+		for (int w = 0; w < STORED_MAX_WORKERS; w++) {
+			if (!s->workers[w].present)
+				continue;
+			metrics_line(&m->text, mf->name, mf->type, first ? mf->help : NULL, w,
+				     metrics_field_value(&s->workers[w], mf));
+			first = 0;
+		}
+	}
+	for (int w = 0; w < STORED_MAX_WORKERS; w++) {
+		if (!s->workers[w].present)
+			continue;
+		histo_add(ok, &s->workers[w].ok_latency);
+		(*workers)++;
+		*conns += s->workers[w].connections;
+	}
+	pthread_mutex_unlock(&s->workers_lock);
+}
+
+static void metrics_histograms(struct metrics *m, const struct histo *ok)
+{
+	struct histo q = { 0 };
+
+	for (int i = 0; i < HISTO_BUCKETS; i++) {
+		q.counts[i] = atomic_load(&m->s->stats.query_latency[i]);
+		q.count += q.counts[i];
+	}
+	q.sum_us = atomic_load(&m->s->stats.query_latency_sum_us);
+	histo_render(&m->text, "relay_ok_latency_seconds",
+		     "From an EVENT's arrival at a worker to its OK, for events stored answered.", ok);
+	histo_render(&m->text, "relay_query_latency_seconds",
+		     "Time stored spent answering a REQ history or a COUNT.", &q);
+}
+
+static void metrics_summary(struct metrics *m, uint32_t workers, double conns)
+{
+	char json[512];
+
+	snprintf(json, sizeof(json),
+		 "{\"connections\":%.0f,\"events_stored\":%llu,\"events_per_second\":%.1f,"
+		 "\"subscriptions\":%llu,\"workers\":%u,\"uptime_seconds\":%lld}",
+		 conns, (unsigned long long)m->events, m->events_per_second,
+		 (unsigned long long)atomic_load(&m->s->stats.subscriptions), workers,
+		 (long long)(time(NULL) - m->started));
+	buf_append_str(&m->json, json);
+}
+
+static void metrics_refresh(struct metrics *m, time_t now)
+{
+	uint64_t accepted = atomic_load(&m->s->stats.events_accepted);
+
+	m->events_per_second = (double)(accepted - m->last_accepted);
+	m->last_accepted = accepted;
+	if (now - m->counted_at >= METRICS_COUNT_EVERY) {
+		db_count_events(m->db, &m->events);
+		m->counted_at = now;
+	}
+}
+
+static void metrics_publish(struct metrics *m)
+{
+	struct msg_header h = { PROTO_VERSION, MSG_METRICS, 0xffff, 0 };
+	struct histo ok = { 0 };
+	uint32_t workers = 0;
+	double conns = 0;
+	nng_msg *msg;
+
+	metrics_refresh(m, time(NULL));
+	buf_reset(&m->text);
+	buf_reset(&m->json);
+	buf_reset(&m->out);
+	metrics_stored(m);
+	metrics_workers(m, &ok, &workers, &conns);
+	metrics_line(&m->text, "relay_workers_connected", "gauge", "Workers connected to stored.", -1,
+		     workers);
+	metrics_histograms(m, &ok);
+	metrics_summary(m, workers, conns);
+	struct msg_metrics body = { { m->text.data, (uint32_t)m->text.len },
+				    { m->json.data, (uint32_t)m->json.len } };
+	if (msg_encode_metrics(&m->out, &h, &body) || nng_msg_alloc(&msg, 0))
+		return;
+	if (nng_msg_append(msg, m->out.data, m->out.len) ||
+	    nng_sendmsg(m->s->pub, msg, NNG_FLAG_NONBLOCK))
+		nng_msg_free(msg);
+}
+
+static void *metrics_main(void *arg)
+{
+	struct metrics *m = arg;
+	struct timespec tick = { 0, 100 * 1000000L };
+
+	while (!atomic_load(&m->s->stopping)) {
+		for (int i = 0; i < 10 && !atomic_load(&m->s->stopping); i++)
+			nanosleep(&tick, NULL);
+		if (!atomic_load(&m->s->stopping))
+			metrics_publish(m);
+	}
+	db_close(m->db);
+	buf_free(&m->text);
+	buf_free(&m->json);
+	buf_free(&m->out);
+	free(m);
+	return NULL;
+}
+
+int metrics_start(struct stored *s)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return ERR_NOMEM;
+	m->s = s;
+	m->started = time(NULL);
+	m->last_accepted = atomic_load(&s->stats.events_accepted);
+	if (db_open(s->db_path, false, NULL, &m->db) ||
+	    pthread_create(&s->metrics_thread, NULL, metrics_main, m)) {
+		db_close(m->db);
+		free(m);
+		return ERR_DB;
+	}
+	return 0;
+}
+
+void metrics_stop(struct stored *s)
+{
+	pthread_join(s->metrics_thread, NULL);
+}
