@@ -52,7 +52,7 @@ static void http_metrics(struct relayd *r, struct lws *wsi, struct http_answer *
 	static const char waiting[] = "# stored has not published metrics yet\n";
 	static const char forbidden[] = "metrics are only served to loopback clients\n";
 
-	if (!r->cfg.metrics_public && !http_peer_is_loopback(wsi))
+	if (!relayd_cfg(r)->metrics_public && !http_peer_is_loopback(wsi))
 		http_set(a, HTTP_STATUS_FORBIDDEN, "text/plain", forbidden, sizeof(forbidden) - 1);
 	else if (r->metrics_text.len)
 		http_set(a, HTTP_STATUS_OK, "text/plain; version=0.0.4", r->metrics_text.data,

@@ -236,7 +236,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 struct ingress *ingress_start(struct relayd *r)
 {
 	struct ingress *in = calloc(1, sizeof(*in));
-	uint32_t n = r->cfg.verify_threads;
+	uint32_t n = relayd_cfg(r)->verify_threads;
 
 	if (!in || !(in->lanes = calloc(n, sizeof(*in->lanes)))) {
 		free(in);

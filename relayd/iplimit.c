@@ -32,6 +32,11 @@ struct iplimit *iplimit_new(const struct config *cfg)
 	return t;
 }
 
+void iplimit_set_config(struct iplimit *t, const struct config *cfg)
+{
+	t->cfg = cfg;
+}
+
 void iplimit_free(struct iplimit *t)
 {
 	if (!t)

@@ -26,6 +26,8 @@ enum iplimit_kind { IPLIMIT_EVENT, IPLIMIT_REQ };
 
 /* Creates an empty table reading its limits from cfg (kept by pointer). */
 struct iplimit *iplimit_new(const struct config *cfg);
+/* Reads the limits from cfg from now on (a reloaded snapshot). */
+void iplimit_set_config(struct iplimit *t, const struct config *cfg);
 void iplimit_free(struct iplimit *t);
 
 /* A connection from ip opens: false (and nothing counted) when ip already

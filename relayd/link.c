@@ -135,7 +135,7 @@ int link_open(struct relayd *r)
 	uint8_t topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, (uint8_t)(r->instance >> 8),
 					 (uint8_t)r->instance };
 	uint8_t metrics_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_METRICS, 0xff, 0xff };
-	size_t max = (size_t)r->cfg.max_message_bytes * 2 + 1048576;
+	size_t max = (size_t)relayd_cfg(r)->max_message_bytes * 2 + 1048576;
 
 	if (nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
 		return ERR_NNG;
@@ -151,7 +151,7 @@ int link_open(struct relayd *r)
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
 	nng_pipe_notify(r->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
-	if (link_dial(r->rpc, &r->cfg, "stored-rpc.ipc") || link_dial(r->sub, &r->cfg, "stored-pub.ipc"))
+	if (link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc") || link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc"))
 		return ERR_NNG;
 	if (pthread_create(&r->link_threads[0], NULL, link_rpc_main, r) ||
 	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))

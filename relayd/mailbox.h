@@ -27,6 +27,7 @@ enum mail_kind {
 	MAIL_DELIVER,       /* a DELIVER from stored (msg) */
 	MAIL_LINK_UP,       /* a pipe to stored appeared */
 	MAIL_LINK_DOWN,     /* the pipe to stored went away */
+	MAIL_RELOAD,        /* SIGHUP: read the config file again */
 };
 
 struct mail {

@@ -25,6 +25,7 @@
 #include "link.h"
 #include "mailbox.h"
 #include "nip11.h"
+#include "reload.h"
 #include "relayd.h"
 #include "service.h"
 #include "ws.h"
@@ -71,7 +72,10 @@ static void *relayd_signals(void *arg)
 	sigaddset(&set, SIGHUP);
 	while (sigwait(&set, &sig) == 0) {
 		if (sig == SIGHUP) {
-			log_info("SIGHUP: reload is not supported yet; restart to apply changes");
+			struct mail *m = mail_new(MAIL_RELOAD, 0);
+
+			if (m)
+				mailbox_post(r->mailbox, m);
 			continue;
 		}
 		r->stopping = 1;
@@ -83,28 +87,28 @@ static void *relayd_signals(void *arg)
 
 static void relayd_init(struct relayd *r, const char *config, int instance)
 {
+	struct config *cfg = calloc(1, sizeof(*cfg));
 	char err[512];
 
-	if (config_load(config, &r->cfg, err, sizeof(err)))
+	if (!cfg)
+		fatalx("out of memory");
+	if (config_load(config, cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
+	atomic_store(&r->cfg_now, cfg);
+	r->config_path = config;
 	r->instance = instance;
-	if (r->cfg.relay_url[0])
-		snprintf(r->relay_url, sizeof(r->relay_url), "%s", r->cfg.relay_url);
-	else
-		snprintf(r->relay_url, sizeof(r->relay_url), "ws://%s:%u", r->cfg.bind, r->cfg.port);
-	log_init("relayd", instance, (enum log_level)log_level_parse(r->cfg.log_level));
+	log_init("relayd", instance, (enum log_level)log_level_parse(relayd_cfg(r)->log_level));
+	reload_derive(r);
 	lws_set_log_level(LLL_ERR, NULL);
 	if (getrandom(&r->boot_id, sizeof(r->boot_id), 0) != sizeof(r->boot_id))
 		r->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	r->started_at = (uint64_t)time(NULL);
 	if (getrandom(r->auth_secret, sizeof(r->auth_secret), 0) != sizeof(r->auth_secret))
 		fatalx("no randomness for NIP-42 challenges");
-	r->auth_writes = !strcmp(r->cfg.auth_required, "writes") || !strcmp(r->cfg.auth_required, "all");
-	r->auth_reads = !strcmp(r->cfg.auth_required, "reads") || !strcmp(r->cfg.auth_required, "all");
 	if (nip11_build(r))
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
 	r->conns = conn_table_new();
-	r->iplimit = iplimit_new(&r->cfg);
+	r->iplimit = iplimit_new(relayd_cfg(r));
 	if (!r->conns || !r->iplimit)
 		fatalx("out of memory");
 }
@@ -113,15 +117,15 @@ static void relayd_start(struct relayd *r)
 {
 	r->lws = ws_create(r);
 	if (!r->lws)
-		fatalx("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+		fatalx("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	r->mailbox = mailbox_new(r->lws);
 	r->ingress = r->mailbox ? ingress_start(r) : NULL;
 	if (!r->ingress)
 		fatalx("cannot start the ingress threads");
 	if (link_open(r))
-		fatalx("cannot open the sockets to stored in %s", r->cfg.run_dir);
+		fatalx("cannot open the sockets to stored in %s", relayd_cfg(r)->run_dir);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
-	log_info("listening on %s:%u", r->cfg.bind, r->cfg.port);
+	log_info("listening on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 }
 
 int main(int argc, char **argv)
@@ -156,6 +160,8 @@ int main(int argc, char **argv)
 	buf_free(&r.metrics_text);
 	buf_free(&r.stats_json);
 	conn_table_free(r.conns);
+	free((void *)relayd_cfg(&r));
+	free((void *)r.cfg_retired);
 	iplimit_free(r.iplimit);
 	pthread_join(signals, NULL);
 	log_info("stopped");

@@ -50,18 +50,18 @@ int nip11_build(struct relayd *r)
 	char *text;
 	int rc = 0;
 
-	cJSON_AddStringToObject(doc, "name", r->cfg.relay_name);
-	cJSON_AddStringToObject(doc, "description", r->cfg.relay_description);
-	nip11_add_optional(doc, "pubkey", r->cfg.relay_pubkey);
-	nip11_add_optional(doc, "contact", r->cfg.relay_contact);
+	cJSON_AddStringToObject(doc, "name", relayd_cfg(r)->relay_name);
+	cJSON_AddStringToObject(doc, "description", relayd_cfg(r)->relay_description);
+	nip11_add_optional(doc, "pubkey", relayd_cfg(r)->relay_pubkey);
+	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
 	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);
 	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
 	/* Only what works now: NIP-50 only while the search index is on. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		if ((base[i] != 50 || r->cfg.search) && (base[i] != 13 || r->cfg.min_pow_difficulty))
+		if ((base[i] != 50 || relayd_cfg(r)->search) && (base[i] != 13 || relayd_cfg(r)->min_pow_difficulty))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
-	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(&r->cfg));
+	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r)));
 	text = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
 	if (!text || strlen(text) >= sizeof(r->nip11))

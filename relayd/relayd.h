@@ -43,7 +43,12 @@ struct relayd_stats {
 };
 
 struct relayd {
-	struct config cfg;
+	/* The configuration is an immutable snapshot that a reload replaces;
+	 * read it through relayd_cfg().  The snapshot before the current one is
+	 * kept until the next reload, so a thread still reading it is safe. */
+	_Atomic(const struct config *) cfg_now;
+	const struct config *cfg_retired;
+	const char *config_path;
 	int instance;          /* the worker id, -i N */
 	uint64_t boot_id;
 	uint64_t started_at;
@@ -77,5 +82,11 @@ struct relayd {
 	struct relayd_stats stats;
 	volatile sig_atomic_t stopping;
 };
+
+/* The current configuration snapshot (any thread). */
+static inline const struct config *relayd_cfg(const struct relayd *r)
+{
+	return atomic_load_explicit(&r->cfg_now, memory_order_acquire);
+}
 
 #endif

@@ -21,7 +21,7 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	}
 	if (outq_push(&c->out, head, head_len, body, tail))
 		return ERR_NOMEM;
-	if (c->out.bytes > r->cfg.max_outbound_bytes) {
+	if (c->out.bytes > relayd_cfg(r)->max_outbound_bytes) {
 		log_info("closing %s: %zu bytes queued and not read", c->ip, c->out.bytes);
 		c->closing = true;
 		outq_clear(&c->out);

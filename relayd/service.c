@@ -17,6 +17,7 @@
 #include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
+#include "reload.h"
 #include "reply.h"
 #include "send.h"
 
@@ -106,9 +107,9 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	struct sub *s;
 	char why[96];
 
-	if (!old && c->nsubs >= r->cfg.max_subscriptions) {
+	if (!old && c->nsubs >= relayd_cfg(r)->max_subscriptions) {
 		snprintf(why, sizeof(why), "blocked: too many open subscriptions (max %u)",
-			 r->cfg.max_subscriptions);
+			 relayd_cfg(r)->max_subscriptions);
 		service_closed(r, c, m->sub_id, m->sub_id_len, why);
 		return;
 	}
@@ -140,7 +141,7 @@ static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	int64_t deadline = service_now_ms() + r->cfg.store_timeout_ms;
+	int64_t deadline = service_now_ms() + relayd_cfg(r)->store_timeout_ms;
 
 	if (conn_pending_add(c, m->request_id, m->event_id, deadline))
 		service_ok(r, c, m->event_id, "error: out of memory");
@@ -235,6 +236,7 @@ static void service_handle(struct relayd *r, struct mail *m)
 	case MAIL_DELIVER: answer_deliver(r, m->msg); return;
 	case MAIL_LINK_UP: mail_link_up(r); return;
 	case MAIL_LINK_DOWN: mail_link_down(r); return;
+	case MAIL_RELOAD: reload_apply(r); return;
 	default: break;
 	}
 	c = conn_find(r->conns, m->conn_id);

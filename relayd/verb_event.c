@@ -49,12 +49,12 @@ static void verb_event_refuse(struct verb_ctx *v, const cJSON *obj, const char *
 
 static void verb_event_limits(const struct relayd *r, struct event_limits *lim)
 {
-	lim->max_tags = r->cfg.max_event_tags;
-	lim->max_tag_value = r->cfg.max_message_bytes;
-	lim->max_content = r->cfg.max_content_bytes;
+	lim->max_tags = relayd_cfg(r)->max_event_tags;
+	lim->max_tag_value = relayd_cfg(r)->max_message_bytes;
+	lim->max_content = relayd_cfg(r)->max_content_bytes;
 	lim->now = (int64_t)time(NULL);
-	lim->max_past_seconds = r->cfg.created_at_max_past;
-	lim->max_future_seconds = r->cfg.created_at_max_future;
+	lim->max_past_seconds = relayd_cfg(r)->created_at_max_past;
+	lim->max_future_seconds = relayd_cfg(r)->created_at_max_future;
 }
 
 static void verb_event_post(struct verb_ctx *v, enum mail_kind kind, uint32_t request_id,
@@ -146,10 +146,10 @@ static const char *verb_event_policy(struct verb_ctx *v, const cJSON *obj, struc
 
 	if (why)
 		return why;
-	if (v->r->cfg.min_pow_difficulty &&
-	    (pow = verb_event_pow(ev->id)) < (int)v->r->cfg.min_pow_difficulty) {
+	if (relayd_cfg(v->r)->min_pow_difficulty &&
+	    (pow = verb_event_pow(ev->id)) < (int)relayd_cfg(v->r)->min_pow_difficulty) {
 		snprintf(pow_reason, sizeof(pow_reason), "pow: difficulty %d is less than %u", pow,
-			 v->r->cfg.min_pow_difficulty);
+			 relayd_cfg(v->r)->min_pow_difficulty);
 		return pow_reason;
 	}
 	if (ev->expiration && ev->expiration <= (int64_t)time(NULL))

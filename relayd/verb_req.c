@@ -43,9 +43,9 @@ static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
 	}
 	*len = strlen(sub->valuestring);
 	chars = verb_utf8_length(sub->valuestring, *len);
-	if (chars == 0 || chars > v->r->cfg.max_subid_length) {
+	if (chars == 0 || chars > relayd_cfg(v->r)->max_subid_length) {
 		snprintf(why, sizeof(why), "invalid: the subscription id must have 1 to %u characters",
-			 v->r->cfg.max_subid_length);
+			 relayd_cfg(v->r)->max_subid_length);
 		ingress_closed(v->r, v->conn_id, sub->valuestring, *len, why);
 		return NULL;
 	}
@@ -65,7 +65,7 @@ static bool verb_read_allowed(struct verb_ctx *v, const char *sub, size_t sub_le
 static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t sub_len,
 				   uint32_t n)
 {
-	struct filter_limits lim = { v->r->cfg.max_filter_values, v->r->cfg.max_limit };
+	struct filter_limits lim = { relayd_cfg(v->r)->max_filter_values, relayd_cfg(v->r)->max_limit };
 	struct filter *filters = calloc(n, sizeof(*filters));
 	char why[160];
 
@@ -100,8 +100,8 @@ void verb_req(struct verb_ctx *v)
 
 	if (!sub || !verb_read_allowed(v, sub, sub_len))
 		return;
-	if (n == 0 || n > v->r->cfg.max_filters) {
-		snprintf(why, sizeof(why), "invalid: a REQ takes 1 to %u filters", v->r->cfg.max_filters);
+	if (n == 0 || n > relayd_cfg(v->r)->max_filters) {
+		snprintf(why, sizeof(why), "invalid: a REQ takes 1 to %u filters", relayd_cfg(v->r)->max_filters);
 		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
 		return;
 	}
@@ -138,8 +138,8 @@ void verb_count(struct verb_ctx *v)
 
 	if (!sub || !verb_read_allowed(v, sub, sub_len))
 		return;
-	if (n == 0 || n > v->r->cfg.max_filters) {
-		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", v->r->cfg.max_filters);
+	if (n == 0 || n > relayd_cfg(v->r)->max_filters) {
+		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", relayd_cfg(v->r)->max_filters);
 		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
 		return;
 	}

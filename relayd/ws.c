@@ -100,7 +100,7 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 	atomic_fetch_add(&r->stats.messages_in, 1);
 	if (limited) {
 		atomic_fetch_add(&r->stats.rate_limited, 1);
-		if (iplimit_strikes(r->iplimit, c->ip) > r->cfg.rate_limit_strikes) {
+		if (iplimit_strikes(r->iplimit, c->ip) > relayd_cfg(r)->rate_limit_strikes) {
 			log_info("closing %s: kept sending over its rate limit", c->ip);
 			free(data);
 			return -1;
@@ -118,7 +118,7 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 
 	if (!c)
 		return -1;
-	if (!c->rx_discard && c->rx.len + len > r->cfg.max_message_bytes) {
+	if (!c->rx_discard && c->rx.len + len > relayd_cfg(r)->max_message_bytes) {
 		c->rx_discard = true;
 		buf_free(&c->rx);
 	}
@@ -130,7 +130,7 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 		char why[96];
 
 		snprintf(why, sizeof(why), "invalid: message too large (max %u bytes)",
-			 r->cfg.max_message_bytes);
+			 relayd_cfg(r)->max_message_bytes);
 		ws_notice(r, c, why);
 		c->rx_discard = false;
 	} else if (lws_frame_is_binary(wsi)) {
@@ -217,9 +217,9 @@ struct lws_context *ws_create(struct relayd *r)
 	struct lws_context_creation_info info;
 	struct lws_context *ctx;
 
-	r->listen_fd = listen_open(r->cfg.bind, r->cfg.port);
+	r->listen_fd = listen_open(relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	if (r->listen_fd < 0) {
-		log_warn("cannot listen on %s:%u", r->cfg.bind, r->cfg.port);
+		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 		return NULL;
 	}
 	memset(&info, 0, sizeof(info));
@@ -230,7 +230,7 @@ struct lws_context *ws_create(struct relayd *r)
 	info.timeout_secs = 30;
 	ctx = lws_create_context(&info);
 	if (!ctx || listen_adopt(lws_get_vhost_by_name(ctx, "default"), r->listen_fd, "nostr-listen")) {
-		log_warnx("cannot start libwebsockets on %s:%u", r->cfg.bind, r->cfg.port);
+		log_warnx("cannot start libwebsockets on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 		if (ctx)
 			lws_context_destroy(ctx);
 		return NULL;

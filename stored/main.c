@@ -99,6 +99,30 @@ static void stored_init(struct stored *s, const char *config_path)
 		fatalx("out of memory");
 }
 
+/*
+ * SIGHUP: stored's threads read their settings once, so only the log level
+ * changes live; any other changed key is named as needing a restart (which
+ * loses nothing: see the README's durability section).
+ */
+static void stored_reload(struct stored *s, const char *config_path)
+{
+	struct config next;
+	char err[512];
+
+	notify_send("RELOADING=1");
+	if (config_load(config_path, &next, err, sizeof(err))) {
+		log_warnx("reload refused, the running configuration stays: %s", err);
+	} else {
+		log_set_level((enum log_level)log_level_parse(next.log_level));
+		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
+		if (memcmp(&next, &s->cfg, sizeof(next)) != 0)
+			log_warnx("reload: settings other than log_level changed; restart stored to apply them");
+		else
+			log_info("configuration reloaded");
+	}
+	notify_send("READY=1");
+}
+
 static void *stored_rpc_main(void *arg)
 {
 	rpc_run(arg);
@@ -180,7 +204,7 @@ int main(int argc, char **argv)
 		if (sigwait(&set, &sig))
 			break;
 		if (sig == SIGHUP)
-			log_info("SIGHUP: reload is not supported yet; restart to apply changes");
+			stored_reload(&s, config_path);
 	}
 	stored_stop(&s, &threads);
 	return 0;

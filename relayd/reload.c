@@ -1,0 +1,78 @@
+/* reload.c - configuration reload for a worker (see reload.h). */
+#include "reload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/notify.h"
+#include "iplimit.h"
+#include "nip11.h"
+#include "relayd.h"
+
+/* Keys read once at start: a change needs a restart of the worker. */
+static void reload_keep_restart_keys(const struct config *old, struct config *next)
+{
+	struct {
+		const char *name;
+		void *field;
+		const void *running;
+		size_t size;
+	} keys[] = {
+		{ "bind", next->bind, old->bind, sizeof(next->bind) },
+		{ "port", &next->port, &old->port, sizeof(next->port) },
+		{ "run_dir", next->run_dir, old->run_dir, sizeof(next->run_dir) },
+		{ "data_dir", next->data_dir, old->data_dir, sizeof(next->data_dir) },
+		{ "verify_threads", &next->verify_threads, &old->verify_threads,
+		  sizeof(next->verify_threads) },
+		{ "max_message_bytes", &next->max_message_bytes, &old->max_message_bytes,
+		  sizeof(next->max_message_bytes) },
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (memcmp(keys[i].field, keys[i].running, keys[i].size) == 0)
+			continue;
+		log_warnx("reload: %s changed; restart the worker to apply it", keys[i].name);
+		memcpy(keys[i].field, keys[i].running, keys[i].size);
+	}
+}
+
+void reload_derive(struct relayd *r)
+{
+	const struct config *cfg = relayd_cfg(r);
+
+	if (cfg->relay_url[0])
+		snprintf(r->relay_url, sizeof(r->relay_url), "%s", cfg->relay_url);
+	else
+		snprintf(r->relay_url, sizeof(r->relay_url), "ws://%s:%u", cfg->bind, cfg->port);
+	r->auth_writes = !strcmp(cfg->auth_required, "writes") || !strcmp(cfg->auth_required, "all");
+	r->auth_reads = !strcmp(cfg->auth_required, "reads") || !strcmp(cfg->auth_required, "all");
+}
+
+void reload_apply(struct relayd *r)
+{
+	const struct config *old = relayd_cfg(r);
+	struct config *next = calloc(1, sizeof(*next));
+	char err[512];
+
+	notify_send("RELOADING=1");
+	if (!next || config_load(r->config_path, next, err, sizeof(err))) {
+		log_warnx("reload refused, the running configuration stays: %s",
+			  next ? err : "out of memory");
+		free(next);
+		notify_send("READY=1");
+		return;
+	}
+	reload_keep_restart_keys(old, next);
+	atomic_store(&r->cfg_now, next);
+	free((void *)r->cfg_retired);
+	r->cfg_retired = old;
+	reload_derive(r);
+	iplimit_set_config(r->iplimit, next);
+	log_set_level((enum log_level)log_level_parse(next->log_level));
+	if (nip11_build(r))
+		log_warnx("reload: the NIP-11 document does not fit; it keeps its old text");
+	log_info("configuration reloaded from %s", r->config_path);
+	notify_send("READY=1");
+}

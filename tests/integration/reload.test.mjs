@@ -1,0 +1,46 @@
+/*
+ * reload.test.mjs - SIGHUP applies a changed config to running workers
+ * without dropping connections: the NIP-11 document and limits change, a
+ * key that needs a restart keeps its running value, and a broken file is
+ * refused with the running configuration kept.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { useRelay, until } from './lib/relay.mjs';
+
+async function nip11(relay) {
+  return JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
+}
+
+describe('config reload', () => {
+  const relay = useRelay({ workers: 2, config: { relay_name: 'before', max_filters: 5 } });
+
+  it('SIGHUP changes texts and limits on every worker and keeps clients connected', async () => {
+    const c1 = await relay.connectTo(1);
+    const c2 = await relay.connectTo(2);
+    const text = readFileSync(relay.configPath, 'utf8')
+      .replace(/^relay_name = .*$/m, 'relay_name = after')
+      .replace(/^max_filters = .*$/m, 'max_filters = 2');
+    writeFileSync(relay.configPath, text);
+    for (const n of [1, 2]) await relay.kill(n, 'SIGHUP');
+    await until(async () => (await nip11(relay)).name === 'after', { timeout: 3000, what: 'the new name' });
+    for (let i = 0; i < 4; i++) assert.equal((await nip11(relay)).limitation.max_filters, 2);
+    for (const c of [c1, c2]) {
+      assert.equal(c.isOpen, true, 'a reload dropped a connection');
+      const r = await c.req('three', {}, {}, {});
+      assert.equal(r.eose, false);
+      assert.match(r.closed, /^invalid: /);
+      assert.equal((await c.req('two', {}, {})).eose, true);
+    }
+  });
+
+  it('a broken file is refused and the running configuration stays', async () => {
+    writeFileSync(relay.configPath, readFileSync(relay.configPath, 'utf8') + '\nno_such_key = 1\n');
+    await relay.kill(1, 'SIGHUP');
+    await until(() => /reload refused/.test(relay.logs()), { timeout: 3000, what: 'a refusal in the log' });
+    const c = await relay.connectTo(1);
+    assert.equal((await c.req('ok', {}, {})).eose, true);
+    assert.equal((await nip11(relay)).name, 'after');
+  });
+});
