@@ -54,6 +54,9 @@ ROUND_TRIP(sub_close, (void)0)
 ROUND_TRIP(conn_closed, (void)0)
 ROUND_TRIP(deliver, msg_deliver_release(&m))
 ROUND_TRIP(worker_stats, (void)0)
+ROUND_TRIP(count, msg_count_release(&m))
+ROUND_TRIP(count_result, (void)0)
+ROUND_TRIP(metrics, (void)0)
 
 static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_HELLO] = round_trip_hello,
@@ -67,6 +70,9 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_CONN_CLOSED] = round_trip_conn_closed,
 	[MSG_DELIVER] = round_trip_deliver,
 	[MSG_WORKER_STATS] = round_trip_worker_stats,
+	[MSG_COUNT] = round_trip_count,
+	[MSG_COUNT_RESULT] = round_trip_count_result,
+	[MSG_METRICS] = round_trip_metrics,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
