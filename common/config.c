@@ -85,6 +85,8 @@ static const struct config_key config_keys[] = {
 	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
 	    "how long a worker waits for stored before answering error:"),
+	STR(admin_pubkeys, "access", "",
+	    "NIP-86 admins: comma-separated hex pubkeys (empty: the management API is off)"),
 	U32(metrics_public, "workers", "0", 0, 1,
 	    "1: serve /metrics to any client (0: only to loopback, e.g. a local Prometheus)"),
 	STR(log_level, "logging", "info", "error, warn, info or debug"),

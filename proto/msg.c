@@ -47,6 +47,8 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_COUNT] = "count",
 	[MSG_COUNT_RESULT] = "count_result",
 	[MSG_METRICS] = "metrics",
+	[MSG_MANAGE] = "manage",
+	[MSG_MANAGE_RESULT] = "manage_result",
 };
 
 const char *msg_type_name(int type)
@@ -972,5 +974,46 @@ int msg_decode_metrics(const void *body, size_t len, struct msg_metrics *m)
 	wire_reader_init(&r, body, len);
 	m->prometheus = get_view(&r);
 	m->summary = get_view(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- MANAGE, MANAGE_RESULT ---- */
+
+int msg_encode_manage(struct buf *out, const struct msg_header *h, const struct msg_manage *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_MANAGE);
+	put_raw(&w, m->pubkey, EVENT_PUBKEY_LEN);
+	put_view(&w, &m->request);
+	return writer_end(&w);
+}
+
+int msg_decode_manage(const void *body, size_t len, struct msg_manage *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	wire_get_raw(&r, m->pubkey, EVENT_PUBKEY_LEN);
+	m->request = get_view(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_manage_result(struct buf *out, const struct msg_header *h,
+			     const struct msg_manage_result *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_MANAGE_RESULT);
+	put_view(&w, &m->response);
+	return writer_end(&w);
+}
+
+int msg_decode_manage_result(const void *body, size_t len, struct msg_manage_result *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->response = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
 }

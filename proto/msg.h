@@ -4,9 +4,9 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS, COUNT.  Replies: HELLO_ACK,
- *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE,
- *                   COUNT_RESULT.
+ *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE.  Replies:
+ *                   HELLO_ACK, EVENT_RESULT, QUERY_EVENTS (zero or more),
+ *                   QUERY_DONE, COUNT_RESULT, MANAGE_RESULT.
  *                   One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
@@ -59,6 +59,8 @@ enum msg_type {
 	MSG_COUNT = 12,
 	MSG_COUNT_RESULT = 13,
 	MSG_METRICS = 14,
+	MSG_MANAGE = 15,
+	MSG_MANAGE_RESULT = 16,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -216,6 +218,19 @@ struct msg_count_result {
 	struct msg_str message; /* why, when refused */
 };
 
+/* MANAGE: a NIP-86 JSON-RPC request from an admin whose NIP-98
+ * authorization the worker has checked. */
+struct msg_manage {
+	uint8_t pubkey[EVENT_PUBKEY_LEN]; /* the authorized admin */
+	struct msg_str request;           /* {"method": ..., "params": [...]} */
+};
+
+/* MANAGE_RESULT: the JSON-RPC response object ({"result": ...} or
+ * {"error": ...}) for the request with the same request_id. */
+struct msg_manage_result {
+	struct msg_str response;
+};
+
 /*
  * Encoders append the header and body to out (which they do not reset).
  * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
@@ -239,6 +254,9 @@ int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 			    const struct msg_worker_stats *m);
 int msg_encode_count(struct buf *out, const struct msg_header *h, const struct msg_count *m);
 int msg_encode_metrics(struct buf *out, const struct msg_header *h, const struct msg_metrics *m);
+int msg_encode_manage(struct buf *out, const struct msg_header *h, const struct msg_manage *m);
+int msg_encode_manage_result(struct buf *out, const struct msg_header *h,
+			     const struct msg_manage_result *m);
 int msg_encode_count_result(struct buf *out, const struct msg_header *h,
 			    const struct msg_count_result *m);
 
@@ -267,6 +285,8 @@ int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
 int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m);
 int msg_decode_count(const void *body, size_t len, struct msg_count *m);
 int msg_decode_metrics(const void *body, size_t len, struct msg_metrics *m);
+int msg_decode_manage(const void *body, size_t len, struct msg_manage *m);
+int msg_decode_manage_result(const void *body, size_t len, struct msg_manage_result *m);
 int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m);
 
 /* Release what a successful decode owns.  NULL-safe and idempotent. */

@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "conn.h"
+#include "nip86.h"
 #include "outq.h"
 #include "relayd.h"
 #include "reply.h"
@@ -144,6 +145,15 @@ static void answer_count_result(struct relayd *r, const void *body, size_t len)
 		send_frame(r, c, frame, n, NULL, '\0');
 }
 
+static void answer_manage_result(struct relayd *r, const struct msg_header *h, const void *body,
+				 size_t len)
+{
+	struct msg_manage_result m;
+
+	if (msg_decode_manage_result(body, len, &m) == 0)
+		nip86_on_result(r, h->request_id, m.response.ptr, m.response.len);
+}
+
 static void answer_hello_ack(struct relayd *r, const void *body, size_t len)
 {
 	struct msg_hello_ack m;
@@ -170,6 +180,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
 	case MSG_COUNT_RESULT: answer_count_result(r, body, len); break;
+	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;
 	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
 	}
 }

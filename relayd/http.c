@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nip11.h"
+#include "nip86.h"
 #include "relayd.h"
 #include "status_page.h"
 
@@ -92,13 +93,37 @@ static int http_cors(struct lws *wsi, unsigned char **p, unsigned char *end)
 					   (const unsigned char *)"GET, POST, OPTIONS", 18, p, end);
 }
 
-int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
+static int http_write_headers(struct lws *wsi, struct http_session *s)
 {
 	unsigned char headers[LWS_PRE + 1024], *start = headers + LWS_PRE, *p = start;
 	unsigned char *end = headers + sizeof(headers) - 1;
+
+	s->headers_sent = true;
+	return lws_add_http_common_headers(wsi, s->status, s->type, s->len, &p, end) ||
+	       http_cors(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end);
+}
+
+void http_respond(struct lws *wsi, struct http_session *s, unsigned status, const char *type,
+		  const char *body, size_t len)
+{
+	free(s->body);
+	s->body = malloc(len + 1);
+	s->len = s->body ? len : 0;
+	if (s->body)
+		memcpy(s->body, body, len);
+	s->status = s->body ? status : HTTP_STATUS_INTERNAL_SERVER_ERROR;
+	s->type = type;
+	s->headers_sent = false;
+	lws_callback_on_writable(wsi);
+}
+
+int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
 	struct http_answer a = { HTTP_STATUS_NO_CONTENT, "text/plain", NULL, 0 };
 	char path[256] = "/";
 
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
+		return nip86_on_request(r, wsi, s);
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) <= 0) {
 		lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI);
 		http_route(r, wsi, path, &a);
@@ -107,8 +132,9 @@ int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 	}
 	s->body = a.body;
 	s->len = a.len;
-	if (lws_add_http_common_headers(wsi, a.status, a.type, a.len, &p, end) ||
-	    http_cors(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end))
+	s->status = a.status;
+	s->type = a.type;
+	if (http_write_headers(wsi, s))
 		return 1;
 	if (a.len == 0)
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
@@ -121,6 +147,14 @@ int http_on_writable(struct lws *wsi, struct http_session *s)
 	unsigned char *out;
 	int n;
 
+	if (!s->headers_sent && s->type) {
+		if (http_write_headers(wsi, s))
+			return 1;
+		if (s->len == 0)
+			return lws_http_transaction_completed(wsi) ? -1 : 0;
+		lws_callback_on_writable(wsi);
+		return 0;
+	}
 	if (!s->body)
 		return 0;
 	out = malloc(LWS_PRE + s->len);
@@ -129,15 +163,21 @@ int http_on_writable(struct lws *wsi, struct http_session *s)
 	memcpy(out + LWS_PRE, s->body, s->len);
 	n = lws_write(wsi, out + LWS_PRE, s->len, LWS_WRITE_HTTP_FINAL);
 	free(out);
-	http_on_close(s);
+	free(s->body);
+	s->body = NULL;
+	s->len = 0;
+	s->type = NULL;
 	if (n < 0)
 		return 1;
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
-void http_on_close(struct http_session *s)
+void http_on_close(struct relayd *r, struct http_session *s)
 {
+	nip86_forget(r, s);
 	free(s->body);
 	s->body = NULL;
 	s->len = 0;
+	s->type = NULL;
+	buf_free(&s->post);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../common/config.h"
+#include "../common/event_sig.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "conn.h"
@@ -109,7 +110,8 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
 	r->conns = conn_table_new();
 	r->iplimit = iplimit_new(relayd_cfg(r));
-	if (!r->conns || !r->iplimit)
+	r->http_verifier = sig_verifier_new();
+	if (!r->conns || !r->iplimit || !r->http_verifier)
 		fatalx("out of memory");
 }
 
@@ -163,6 +165,7 @@ int main(int argc, char **argv)
 	free((void *)relayd_cfg(&r));
 	free((void *)r.cfg_retired);
 	iplimit_free(r.iplimit);
+	sig_verifier_free(r.http_verifier);
 	pthread_join(signals, NULL);
 	log_info("stopped");
 	return 0;

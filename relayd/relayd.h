@@ -42,6 +42,17 @@ struct relayd_stats {
 	atomic_uint_fast64_t conns_refused; /* connections over max_connections_per_ip */
 };
 
+/* A NIP-86 request waiting for stored's answer (nip86.c). */
+struct manage_pending {
+	uint32_t request_id;
+	struct lws *wsi;
+	struct http_session *s; /* NULL: slot free */
+	int64_t deadline_ms;
+};
+
+struct sig_verifier;
+struct http_session;
+
 struct relayd {
 	/* The configuration is an immutable snapshot that a reload replaces;
 	 * read it through relayd_cfg().  The snapshot before the current one is
@@ -68,6 +79,8 @@ struct relayd {
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
 	struct buf metrics_text;    /* service thread: stored's latest Prometheus text */
 	struct buf stats_json;      /* service thread: stored's latest summary */
+	struct manage_pending manage[32]; /* service thread; 32 is NIP86_MAX_PENDING */
+	struct sig_verifier *http_verifier; /* service thread: NIP-98 checks */
 	pthread_mutex_t link_lock;  /* guards the three fields below */
 	int rpc_pipes, sub_pipes;   /* pipes to stored on each socket (an old one
 				       may close after its successor opened) */

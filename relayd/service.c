@@ -16,6 +16,7 @@
 #include "iplimit.h"
 #include "link.h"
 #include "mailbox.h"
+#include "nip86.h"
 #include "relayd.h"
 #include "reload.h"
 #include "reply.h"
@@ -294,6 +295,7 @@ void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
 	iplimit_sweep(r->iplimit, service_now_ms());
+	nip86_expire(r, service_now_ms());
 	service_report(r);
 }
 

@@ -13,6 +13,7 @@
 #include "iplimit.h"
 #include "listen.h"
 #include "http.h"
+#include "nip86.h"
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
@@ -188,7 +189,9 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_CLOSED: ws_on_close(r, pss); return 0;
 	case LWS_CALLBACK_HTTP: return http_on_request(r, wsi, &pss->http);
 	case LWS_CALLBACK_HTTP_WRITEABLE: return http_on_writable(wsi, &pss->http);
-	case LWS_CALLBACK_CLOSED_HTTP: http_on_close(&pss->http); return 0;
+	case LWS_CALLBACK_CLOSED_HTTP: http_on_close(r, &pss->http); return 0;
+	case LWS_CALLBACK_HTTP_BODY: nip86_on_body(&pss->http, in, len); return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION: return nip86_on_body_done(r, wsi, &pss->http);
 	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: service_drain(r); return 0;
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);

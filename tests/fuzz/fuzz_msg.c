@@ -57,6 +57,8 @@ ROUND_TRIP(worker_stats, (void)0)
 ROUND_TRIP(count, msg_count_release(&m))
 ROUND_TRIP(count_result, (void)0)
 ROUND_TRIP(metrics, (void)0)
+ROUND_TRIP(manage, (void)0)
+ROUND_TRIP(manage_result, (void)0)
 
 static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_HELLO] = round_trip_hello,
@@ -73,6 +75,8 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_COUNT] = round_trip_count,
 	[MSG_COUNT_RESULT] = round_trip_count_result,
 	[MSG_METRICS] = round_trip_metrics,
+	[MSG_MANAGE] = round_trip_manage,
+	[MSG_MANAGE_RESULT] = round_trip_manage_result,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

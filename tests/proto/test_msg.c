@@ -246,6 +246,11 @@ static const struct msg_worker_stats worker_stats_sample = {
 	.ok_latency = { .counts = { 1, 2, 3, [11] = UINT64_MAX }, .sum_us = 12345, .count = 42 },
 };
 
+static const struct msg_manage manage_sample = {
+	.pubkey = { 0x12, [31] = 0x34 }, .request = { "{\"method\":\"stats\",\"params\":[]}", 31 },
+};
+static const struct msg_manage_result manage_result_sample = { .response = { "{\"result\":true}", 15 } };
+
 static const struct msg_metrics metrics_sample = {
 	.prometheus = { "relay_up 1\n", 11 }, .summary = { "{\"a\":1}", 7 },
 };
@@ -507,6 +512,40 @@ static int metrics_encode(struct buf *out, const void *m)
 	return msg_encode_metrics(out, &sample_header, m);
 }
 
+static int manage_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_manage *w = want;
+	struct msg_manage m;
+	int err = msg_decode_manage(body, len, &m);
+
+	if (!err && w) {
+		assert_bytes_eq(m.pubkey, w->pubkey, EVENT_PUBKEY_LEN);
+		assert_msg_str(m.request, w->request, body, len);
+	}
+	return err;
+}
+
+static int manage_encode(struct buf *out, const void *m)
+{
+	return msg_encode_manage(out, &sample_header, m);
+}
+
+static int manage_result_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_manage_result *w = want;
+	struct msg_manage_result m;
+	int err = msg_decode_manage_result(body, len, &m);
+
+	if (!err && w)
+		assert_msg_str(m.response, w->response, body, len);
+	return err;
+}
+
+static int manage_result_encode(struct buf *out, const void *m)
+{
+	return msg_encode_manage_result(out, &sample_header, m);
+}
+
 static int count_decode(const uint8_t *body, size_t len, const void *want)
 {
 	const struct msg_count *w = want;
@@ -657,6 +696,9 @@ static const struct msg_case cases[] = {
 	{ "count_result refused", MSG_COUNT_RESULT, count_result_encode, count_result_decode,
 	  &count_result_refused },
 	{ "metrics", MSG_METRICS, metrics_encode, metrics_decode, &metrics_sample },
+	{ "manage", MSG_MANAGE, manage_encode, manage_decode, &manage_sample },
+	{ "manage_result", MSG_MANAGE_RESULT, manage_result_encode, manage_result_decode,
+	  &manage_result_sample },
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 

@@ -1,0 +1,148 @@
+/* nip86.c - NIP-86 over HTTP POST, forwarded to stored (see nip86.h). */
+#include "nip86.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../proto/msg.h"
+#include "http.h"
+#include "link.h"
+#include "nip98.h"
+#include "relayd.h"
+#include "service.h"
+
+static void nip86_error(struct lws *wsi, struct http_session *s, unsigned status,
+			const char *message)
+{
+	char body[256];
+	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
+
+	http_respond(wsi, s, status, "application/json", body, (size_t)n);
+}
+
+int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
+	char type[128] = "";
+
+	lws_hdr_copy(wsi, type, sizeof(type), WSI_TOKEN_HTTP_CONTENT_TYPE);
+	buf_reset(&s->post);
+	s->post_too_big = false;
+	s->collecting = true;
+	if (!relayd_cfg(r)->admin_pubkeys[0])
+		s->refusal = HTTP_STATUS_NOT_FOUND;
+	else if (!strstr(type, "application/nostr+json+rpc"))
+		s->refusal = HTTP_STATUS_UNSUPPORTED_MEDIA_TYPE;
+	else
+		s->refusal = 0;
+	return 0; /* answered once the body is in */
+}
+
+void nip86_on_body(struct http_session *s, const void *in, size_t len)
+{
+	if (s->post_too_big || s->post.len + len > NIP86_MAX_BODY) {
+		s->post_too_big = true;
+		return;
+	}
+	buf_append(&s->post, in, len);
+}
+
+static int nip86_pending_add(struct relayd *r, uint32_t request_id, struct lws *wsi,
+			     struct http_session *s)
+{
+	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
+		if (r->manage[i].s)
+			continue;
+		r->manage[i] = (struct manage_pending){ request_id, wsi, s,
+							service_now_ms() + NIP86_TIMEOUT_MS };
+		return 0;
+	}
+	return -1;
+}
+
+static int nip86_forward(struct relayd *r, struct lws *wsi, struct http_session *s,
+			 const uint8_t pubkey[32])
+{
+	uint32_t request_id = link_request_id(r);
+	struct msg_header h = { PROTO_VERSION, MSG_MANAGE, (uint16_t)r->instance, request_id };
+	struct msg_manage m = { .request = { s->post.data ? s->post.data : "", (uint32_t)s->post.len } };
+	struct buf out = BUF_INIT;
+	int rc;
+
+	memcpy(m.pubkey, pubkey, 32);
+	if (nip86_pending_add(r, request_id, wsi, s)) {
+		nip86_error(wsi, s, HTTP_STATUS_SERVICE_UNAVAILABLE, "too many management requests");
+		return 0;
+	}
+	rc = msg_encode_manage(&out, &h, &m) || link_send(r, request_id, out.data, out.len);
+	buf_free(&out);
+	if (rc) {
+		nip86_forget(r, s);
+		nip86_error(wsi, s, HTTP_STATUS_SERVICE_UNAVAILABLE, "storage is unavailable");
+	}
+	return 0;
+}
+
+int nip86_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
+	char header[8192] = "";
+	uint8_t pubkey[32];
+	const char *why;
+
+	s->collecting = false;
+	if (s->refusal == HTTP_STATUS_NOT_FOUND) {
+		nip86_error(wsi, s, s->refusal, "the management API is not enabled");
+		return 0;
+	}
+	if (s->refusal) {
+		nip86_error(wsi, s, s->refusal, "use Content-Type: application/nostr+json+rpc");
+		return 0;
+	}
+	if (s->post_too_big) {
+		nip86_error(wsi, s, HTTP_STATUS_REQ_ENTITY_TOO_LARGE, "request too large");
+		return 0;
+	}
+	lws_hdr_copy(wsi, header, sizeof(header), WSI_TOKEN_HTTP_AUTHORIZATION);
+	why = nip98_check(r, r->http_verifier, header, s->post.data ? s->post.data : "",
+			  s->post.len, pubkey);
+	if (why) {
+		nip86_error(wsi, s, HTTP_STATUS_UNAUTHORIZED, why);
+		return 0;
+	}
+	return nip86_forward(r, wsi, s, pubkey);
+}
+
+void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response, size_t len)
+{
+	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
+		struct manage_pending *p = &r->manage[i];
+
+		if (p->s && p->request_id == request_id) {
+			http_respond(p->wsi, p->s, HTTP_STATUS_OK, "application/json", response, len);
+			p->s = NULL;
+			return;
+		}
+	}
+}
+
+void nip86_forget(struct relayd *r, struct http_session *s)
+{
+	for (int i = 0; i < NIP86_MAX_PENDING; i++)
+		if (r->manage[i].s == s)
+			r->manage[i].s = NULL;
+}
+
+void nip86_expire(struct relayd *r, int64_t now_ms)
+{
+	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
+		struct manage_pending *p = &r->manage[i];
+
+		if (p->s && p->deadline_ms <= now_ms) {
+			nip86_error(p->wsi, p->s, HTTP_STATUS_GATEWAY_TIMEOUT, "storage did not answer");
+			p->s = NULL;
+		}
+	}
+}
+
+_Static_assert(sizeof(((struct relayd *)0)->manage) / sizeof(struct manage_pending) ==
+		       NIP86_MAX_PENDING,
+	       "relayd.manage must hold NIP86_MAX_PENDING requests");

@@ -1,0 +1,40 @@
+/*
+ * nip86.h - the NIP-86 relay management API, on a worker's HTTP side.
+ *
+ * A POST with Content-Type application/nostr+json+rpc carries a JSON-RPC
+ * request.  The worker collects the body (at most NIP86_MAX_BODY bytes),
+ * checks the NIP-98 authorization (nip98.h) and hands the request to stored,
+ * which owns the state (bans, allow lists, relay texts) and answers it; the
+ * answer goes back on the same HTTP connection.  Refusals: 401 for a bad or
+ * missing authorization, 415 for another content type, 404 when no admin is
+ * configured, 503 when stored is unreachable, 504 when it does not answer
+ * within NIP86_TIMEOUT_MS.
+ */
+#ifndef RELAYD_NIP86_H
+#define RELAYD_NIP86_H
+
+#include <libwebsockets.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NIP86_MAX_BODY 65536
+#define NIP86_TIMEOUT_MS 10000
+#define NIP86_MAX_PENDING 32
+
+struct relayd;
+struct http_session;
+
+/* Headers of a POST arrived: accept the body or answer at once. */
+int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);
+/* A piece of the body. */
+void nip86_on_body(struct http_session *s, const void *in, size_t len);
+/* The body is complete: authorize and forward, or answer. */
+int nip86_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s);
+/* stored answered request_id with response (JSON). */
+void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response, size_t len);
+/* The HTTP connection of s went away: forget what waits for it. */
+void nip86_forget(struct relayd *r, struct http_session *s);
+/* Answers requests stored left unanswered too long (service tick). */
+void nip86_expire(struct relayd *r, int64_t now_ms);
+
+#endif
