@@ -49,6 +49,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_METRICS] = "metrics",
 	[MSG_MANAGE] = "manage",
 	[MSG_MANAGE_RESULT] = "manage_result",
+	[MSG_POLICY] = "policy",
 };
 
 const char *msg_type_name(int type)
@@ -1016,4 +1017,55 @@ int msg_decode_manage_result(const void *body, size_t len, struct msg_manage_res
 	wire_reader_init(&r, body, len);
 	m->response = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- POLICY ---- */
+
+int msg_encode_policy(struct buf *out, const struct msg_header *h, const struct msg_policy *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_POLICY);
+	put_view(&w, &m->relay_name);
+	put_view(&w, &m->relay_description);
+	put_view(&w, &m->relay_icon);
+	put_u32(&w, m->nblocked);
+	for (uint32_t i = 0; i < m->nblocked; i++)
+		put_view(&w, &m->blocked_ips[i]);
+	return writer_end(&w);
+}
+
+int msg_decode_policy(const void *body, size_t len, struct msg_policy *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->relay_name = get_view(&r);
+	m->relay_description = get_view(&r);
+	m->relay_icon = get_view(&r);
+	n = get_count(&r, STR_MIN);
+	if (n > MSG_POLICY_MAX_IPS)
+		reader_reject(&r, ERR_TOOBIG);
+	m->blocked_ips = r.err ? NULL : reader_alloc(&r, n, sizeof(*m->blocked_ips));
+	for (uint32_t i = 0; m->blocked_ips && i < n; i++)
+		m->blocked_ips[i] = get_view(&r);
+	m->nblocked = m->blocked_ips ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_policy_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_policy_release(struct msg_policy *m)
+{
+	if (!m)
+		return;
+	free(m->blocked_ips);
+	m->blocked_ips = NULL;
+	m->nblocked = 0;
 }

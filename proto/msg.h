@@ -61,6 +61,7 @@ enum msg_type {
 	MSG_METRICS = 14,
 	MSG_MANAGE = 15,
 	MSG_MANAGE_RESULT = 16,
+	MSG_POLICY = 17,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -231,6 +232,19 @@ struct msg_manage_result {
 	struct msg_str response;
 };
 
+#define MSG_POLICY_MAX_IPS 4096
+
+/* POLICY: what the workers must enforce or show from NIP-86 state,
+ * published to all workers (worker 0xffff) with METRICS.  Empty texts mean
+ * "as configured". */
+struct msg_policy {
+	struct msg_str relay_name;
+	struct msg_str relay_description;
+	struct msg_str relay_icon;
+	uint32_t nblocked;
+	struct msg_str *blocked_ips; /* owned array of views: msg_policy_release() */
+};
+
 /*
  * Encoders append the header and body to out (which they do not reset).
  * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
@@ -254,6 +268,7 @@ int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 			    const struct msg_worker_stats *m);
 int msg_encode_count(struct buf *out, const struct msg_header *h, const struct msg_count *m);
 int msg_encode_metrics(struct buf *out, const struct msg_header *h, const struct msg_metrics *m);
+int msg_encode_policy(struct buf *out, const struct msg_header *h, const struct msg_policy *m);
 int msg_encode_manage(struct buf *out, const struct msg_header *h, const struct msg_manage *m);
 int msg_encode_manage_result(struct buf *out, const struct msg_header *h,
 			     const struct msg_manage_result *m);
@@ -285,6 +300,7 @@ int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
 int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stats *m);
 int msg_decode_count(const void *body, size_t len, struct msg_count *m);
 int msg_decode_metrics(const void *body, size_t len, struct msg_metrics *m);
+int msg_decode_policy(const void *body, size_t len, struct msg_policy *m);
 int msg_decode_manage(const void *body, size_t len, struct msg_manage *m);
 int msg_decode_manage_result(const void *body, size_t len, struct msg_manage_result *m);
 int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m);
@@ -295,5 +311,6 @@ void msg_sub_open_release(struct msg_sub_open *m);
 void msg_query_events_release(struct msg_query_events *m);
 void msg_deliver_release(struct msg_deliver *m);
 void msg_count_release(struct msg_count *m);
+void msg_policy_release(struct msg_policy *m);
 
 #endif

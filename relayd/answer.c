@@ -246,6 +246,15 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 		answer_metrics(r, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
 		return;
 	}
+	if (h.type == MSG_POLICY) {
+		struct msg_policy p;
+
+		if (msg_decode_policy(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &p) == 0) {
+			policy_apply(r, &p);
+			msg_policy_release(&p);
+		}
+		return;
+	}
 	if (h.type != MSG_DELIVER ||
 	    msg_decode_deliver(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &m))
 		return;

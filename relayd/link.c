@@ -135,6 +135,7 @@ int link_open(struct relayd *r)
 	uint8_t topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, (uint8_t)(r->instance >> 8),
 					 (uint8_t)r->instance };
 	uint8_t metrics_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_METRICS, 0xff, 0xff };
+	uint8_t policy_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_POLICY, 0xff, 0xff };
 	size_t max = (size_t)relayd_cfg(r)->max_message_bytes * 2 + 1048576;
 
 	if (nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
@@ -146,6 +147,7 @@ int link_open(struct relayd *r)
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
+	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, policy_topic, sizeof(policy_topic));
 	pthread_mutex_init(&r->link_lock, NULL);
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);

@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 	free((void *)r.cfg_retired);
 	iplimit_free(r.iplimit);
 	sig_verifier_free(r.http_verifier);
+	policy_free(&r.policy);
 	pthread_join(signals, NULL);
 	log_info("stopped");
 	return 0;

@@ -41,6 +41,11 @@ static cJSON *nip11_limitation(const struct config *cfg)
 	return lim;
 }
 
+static const char *nip11_pick(const char *override, const char *configured)
+{
+	return override && override[0] ? override : configured;
+}
+
 int nip11_build(struct relayd *r)
 {
 	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70 };
@@ -50,8 +55,12 @@ int nip11_build(struct relayd *r)
 	char *text;
 	int rc = 0;
 
-	cJSON_AddStringToObject(doc, "name", relayd_cfg(r)->relay_name);
-	cJSON_AddStringToObject(doc, "description", relayd_cfg(r)->relay_description);
+	/* NIP-86 changerelayname/description/icon override the config. */
+	cJSON_AddStringToObject(doc, "name", nip11_pick(r->policy.name, relayd_cfg(r)->relay_name));
+	cJSON_AddStringToObject(doc, "description",
+				nip11_pick(r->policy.description, relayd_cfg(r)->relay_description));
+	if (r->policy.icon && r->policy.icon[0])
+		cJSON_AddStringToObject(doc, "icon", r->policy.icon);
 	nip11_add_optional(doc, "pubkey", relayd_cfg(r)->relay_pubkey);
 	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
 	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);

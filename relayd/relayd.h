@@ -26,6 +26,7 @@
 #include "../common/buf.h"
 #include "../common/config.h"
 #include "../common/histo.h"
+#include "policy.h"
 
 struct mailbox;
 struct conn_table;
@@ -81,6 +82,7 @@ struct relayd {
 	struct buf stats_json;      /* service thread: stored's latest summary */
 	struct manage_pending manage[32]; /* service thread; 32 is NIP86_MAX_PENDING */
 	struct sig_verifier *http_verifier; /* service thread: NIP-98 checks */
+	struct policy_state policy; /* service thread: stored's NIP-86 policy */
 	pthread_mutex_t link_lock;  /* guards the three fields below */
 	int rpc_pipes, sub_pipes;   /* pipes to stored on each socket (an old one
 				       may close after its successor opened) */

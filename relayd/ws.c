@@ -52,6 +52,10 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	struct conn *c;
 
 	lws_get_peer_simple(wsi, ip, sizeof(ip));
+	if (policy_ip_blocked(r, ip)) {
+		atomic_fetch_add(&r->stats.conns_refused, 1);
+		return -1;
+	}
 	if (!iplimit_connect(r->iplimit, ip, service_now_ms())) {
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;

@@ -59,6 +59,7 @@ ROUND_TRIP(count_result, (void)0)
 ROUND_TRIP(metrics, (void)0)
 ROUND_TRIP(manage, (void)0)
 ROUND_TRIP(manage_result, (void)0)
+ROUND_TRIP(policy, msg_policy_release(&m))
 
 static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_HELLO] = round_trip_hello,
@@ -77,6 +78,7 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_METRICS] = round_trip_metrics,
 	[MSG_MANAGE] = round_trip_manage,
 	[MSG_MANAGE_RESULT] = round_trip_manage_result,
+	[MSG_POLICY] = round_trip_policy,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -251,6 +251,13 @@ static const struct msg_manage manage_sample = {
 };
 static const struct msg_manage_result manage_result_sample = { .response = { "{\"result\":true}", 15 } };
 
+static struct msg_str policy_ips[] = { { "203.0.113.7", 11 }, { "2001:db8::1", 11 } };
+static const struct msg_policy policy_sample = {
+	.relay_name = { "n", 1 }, .relay_description = { "", 0 }, .relay_icon = { "https://x/i.png", 15 },
+	.nblocked = 2, .blocked_ips = policy_ips,
+};
+static const struct msg_policy policy_bare = { .relay_name = { "", 0 } };
+
 static const struct msg_metrics metrics_sample = {
 	.prometheus = { "relay_up 1\n", 11 }, .summary = { "{\"a\":1}", 7 },
 };
@@ -512,6 +519,34 @@ static int metrics_encode(struct buf *out, const void *m)
 	return msg_encode_metrics(out, &sample_header, m);
 }
 
+static int policy_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_policy *w = want;
+	struct msg_policy m;
+	int err = msg_decode_policy(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.blocked_ips);
+		return err;
+	}
+	if (w) {
+		assert_msg_str(m.relay_name, w->relay_name, body, len);
+		assert_msg_str(m.relay_description, w->relay_description, body, len);
+		assert_msg_str(m.relay_icon, w->relay_icon, body, len);
+		ck_assert_uint_eq(m.nblocked, w->nblocked);
+		for (uint32_t i = 0; i < w->nblocked; i++)
+			assert_msg_str(m.blocked_ips[i], w->blocked_ips[i], body, len);
+	}
+	msg_policy_release(&m);
+	msg_policy_release(&m);
+	return 0;
+}
+
+static int policy_encode(struct buf *out, const void *m)
+{
+	return msg_encode_policy(out, &sample_header, m);
+}
+
 static int manage_decode(const uint8_t *body, size_t len, const void *want)
 {
 	const struct msg_manage *w = want;
@@ -697,6 +732,8 @@ static const struct msg_case cases[] = {
 	  &count_result_refused },
 	{ "metrics", MSG_METRICS, metrics_encode, metrics_decode, &metrics_sample },
 	{ "manage", MSG_MANAGE, manage_encode, manage_decode, &manage_sample },
+	{ "policy", MSG_POLICY, policy_encode, policy_decode, &policy_sample },
+	{ "policy bare", MSG_POLICY, policy_encode, policy_decode, &policy_bare },
 	{ "manage_result", MSG_MANAGE_RESULT, manage_result_encode, manage_result_decode,
 	  &manage_result_sample },
 };

@@ -1,0 +1,27 @@
+/*
+ * policy.h - the NIP-86 state a worker enforces or shows, as stored last
+ * published it (service thread only): relay name, description and icon
+ * overrides for the NIP-11 document, and the blocked IP addresses.
+ */
+#ifndef RELAYD_POLICY_H
+#define RELAYD_POLICY_H
+
+#include <stdbool.h>
+
+struct relayd;
+struct msg_policy;
+
+struct policy_state {
+	char *name, *description, *icon; /* owned; NULL or "" = as configured */
+	char **blocked;                  /* owned, sorted */
+	unsigned nblocked;
+};
+
+/* Takes stored's latest POLICY; rebuilds NIP-11 when a text changed. */
+void policy_apply(struct relayd *r, const struct msg_policy *m);
+/* Whether connections from ip are refused (NIP-86 blockip). */
+bool policy_ip_blocked(const struct relayd *r, const char *ip);
+/* Frees what the state holds. */
+void policy_free(struct policy_state *p);
+
+#endif
