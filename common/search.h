@@ -4,10 +4,13 @@
  * A query is split on whitespace into terms.  Terms of the form key:value
  * are extensions (include:spam, language:en, ...); this relay supports none
  * of them and, as NIP-50 says, ignores them.  A query with no plain terms
- * left constrains nothing.  Live matching is by substring,
- * ASCII case-insensitively, on the event's decoded content; the stored
- * index (SQLite FTS5, unicode61) matches whole words, so a live event can
- * match a little more loosely than a stored one, never less.
+ * left constrains nothing.  Live matching is by substring, ASCII
+ * case-insensitively, on the event's decoded content; the stored index
+ * (SQLite FTS5, unicode61) matches whole words, folding non-ASCII case and
+ * accents and ignoring punctuation-only terms.  So the two can differ at
+ * the edges: a live event matches on part of a word, a stored one also
+ * matches "cafe" for "Café"; a term made only of punctuation selects
+ * nothing stored and only content containing it live.
  */
 #ifndef COMMON_SEARCH_H
 #define COMMON_SEARCH_H

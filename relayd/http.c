@@ -1,6 +1,7 @@
 /* http.c - the HTTP routes of a worker (see http.h). */
 #include "http.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,10 +98,16 @@ static int http_write_headers(struct lws *wsi, struct http_session *s)
 {
 	unsigned char headers[LWS_PRE + 1024], *start = headers + LWS_PRE, *p = start;
 	unsigned char *end = headers + sizeof(headers) - 1;
+	const struct relayd *r = lws_context_user(lws_get_context(wsi));
+	char worker[16];
+	int n = snprintf(worker, sizeof(worker), "%d", r->instance);
 
 	s->headers_sent = true;
 	return lws_add_http_common_headers(wsi, s->status, s->type, s->len, &p, end) ||
-	       http_cors(wsi, &p, end) || lws_finalize_write_http_header(wsi, start, &p, end);
+	       http_cors(wsi, &p, end) ||
+	       lws_add_http_header_by_name(wsi, (const unsigned char *)"x-relay-worker:",
+					   (const unsigned char *)worker, n, &p, end) ||
+	       lws_finalize_write_http_header(wsi, start, &p, end);
 }
 
 void http_respond(struct lws *wsi, struct http_session *s, unsigned status, const char *type,

@@ -50,7 +50,7 @@ int listen_open(const char *address, unsigned port)
 		return -1;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) ||
-	    bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 1024)) {
+	    bind(fd, (struct sockaddr *)&ss, len)) {
 		int saved = errno;
 
 		close(fd);
@@ -64,6 +64,8 @@ int listen_adopt(struct lws_vhost *vh, int fd, const char *protocol)
 {
 	lws_sock_file_fd_type desc;
 
+	if (listen(fd, 1024))
+		return -1;
 	desc.filefd = fd;
 	return lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, desc, protocol, NULL) ? 0 : -1;
 }

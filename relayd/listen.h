@@ -13,11 +13,14 @@
 
 #include <libwebsockets.h>
 
-/* Opens a non-blocking listening socket on address:port with SO_REUSEPORT.
- * Returns the fd, or -1 (errno set). */
+/* Opens a non-blocking socket bound to address:port with SO_REUSEPORT (so a
+ * port in use is found at start), not listening yet.  Returns the fd, or -1
+ * (errno set). */
 int listen_open(const char *address, unsigned port);
 
-/* Has lws watch fd on vh, under the protocol named protocol.  Returns 0 or -1. */
+/* Starts listening on fd and has lws watch it on vh under the protocol
+ * named protocol.  Until then the kernel gives this worker no connections.
+ * Returns 0 or -1. */
 int listen_adopt(struct lws_vhost *vh, int fd, const char *protocol);
 
 /* The listening fd is readable: accepts what is waiting and adopts each new

@@ -127,7 +127,8 @@ static void relayd_start(struct relayd *r)
 	if (link_open(r))
 		fatalx("cannot open the sockets to stored in %s", relayd_cfg(r)->run_dir);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
-	log_info("listening on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+	log_info("bound %s:%u; accepting once stored answers", relayd_cfg(r)->bind,
+		 relayd_cfg(r)->port);
 }
 
 int main(int argc, char **argv)

@@ -66,6 +66,7 @@ struct relayd {
 	uint64_t started_at;
 	struct lws_context *lws;
 	int listen_fd;              /* our SO_REUSEPORT socket (listen.h) */
+	bool accepting;             /* listen_fd is listening (after the first link up) */
 	struct mailbox *mailbox;
 	struct conn_table *conns;   /* service thread only */
 	struct iplimit *iplimit;    /* service thread only */

@@ -21,6 +21,7 @@
 #include "reload.h"
 #include "reply.h"
 #include "send.h"
+#include "ws.h"
 
 int64_t service_now_us(void)
 {
@@ -197,6 +198,8 @@ static void mail_link_up(struct relayd *r)
 	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
 	/* Ready for systemd once the port is bound (before the loop ran) and
 	 * stored answers; repeated READY=1 after a reconnect is harmless. */
+	if (ws_accept(r))
+		fatalx("cannot accept connections");
 	notify_send("READY=1\nSTATUS=serving");
 	r->deliver_seq = 0;
 	service_hello(r);

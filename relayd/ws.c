@@ -236,11 +236,22 @@ struct lws_context *ws_create(struct relayd *r)
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
 	info.timeout_secs = 30;
 	ctx = lws_create_context(&info);
-	if (!ctx || listen_adopt(lws_get_vhost_by_name(ctx, "default"), r->listen_fd, "nostr-listen")) {
+	if (!ctx)
 		log_warnx("cannot start libwebsockets on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
-		if (ctx)
-			lws_context_destroy(ctx);
-		return NULL;
-	}
 	return ctx;
+}
+
+/* Called when stored first answers: only then does the kernel hand this
+ * worker connections, so no client meets a worker that cannot store. */
+int ws_accept(struct relayd *r)
+{
+	if (r->accepting)
+		return 0;
+	if (listen_adopt(lws_get_vhost_by_name(r->lws, "default"), r->listen_fd, "nostr-listen")) {
+		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+		return -1;
+	}
+	r->accepting = true;
+	log_info("accepting connections on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+	return 0;
 }

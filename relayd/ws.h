@@ -9,8 +9,11 @@
 struct relayd;
 struct lws_context;
 
-/* Creates the lws context listening on cfg.bind:cfg.port with
- * SO_REUSEPORT, with r as its user data.  NULL on failure (logged). */
+/* Binds cfg.bind:cfg.port with SO_REUSEPORT and creates the lws context
+ * with r as its user data.  NULL on failure (logged). */
 struct lws_context *ws_create(struct relayd *r);
+/* Starts accepting connections (once; later calls do nothing).  Returns 0
+ * or -1 (logged). */
+int ws_accept(struct relayd *r);
 
 #endif

@@ -23,6 +23,7 @@ enum erase_stmt {
 	ES_DELETE_AUTHOR,
 	ES_DELETE_WRAPS,
 	ES_TOMBSTONE_VANISH,
+	ES_IS_BANNED,
 	ES_COUNT
 };
 
@@ -44,6 +45,7 @@ static const char *const erase_sql[ES_COUNT] = {
 			    " (SELECT seq FROM tags WHERE name = 'p' AND value = ?1)",
 	[ES_TOMBSTONE_VANISH] = "INSERT INTO vanished(pubkey, until) VALUES(?1, ?2)"
 				" ON CONFLICT DO UPDATE SET until = max(until, excluded.until)",
+	[ES_IS_BANNED] = "SELECT 1 FROM banned_pubkeys WHERE pubkey = ?1",
 };
 
 struct erase {
@@ -161,8 +163,14 @@ static int erase_addr_deleted(struct erase *e, const struct event *ev)
 
 int erase_refuses(struct erase *e, const struct event *ev, const char **why)
 {
+	sqlite3_stmt *banned = e->st[ES_IS_BANNED];
 	int rc;
 
+	sqlite3_bind_blob(banned, 1, ev->pubkey, EVENT_PUBKEY_LEN, SQLITE_STATIC);
+	if ((rc = erase_fetch(e, banned, NULL))) {
+		*why = "blocked: this pubkey is banned";
+		return rc;
+	}
 	if (ev->kind != KIND_VANISH && (rc = erase_vanished(e, ev->pubkey, ev->created_at))) {
 		*why = "blocked: the author of this event asked this relay to forget them";
 		return rc;
