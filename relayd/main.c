@@ -157,6 +157,7 @@ int main(int argc, char **argv)
 	/* Stop the producers of mail before the loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
 	ingress_stop(r.ingress);
+	r.ingress = NULL; /* connections closed below must not reach it */
 	link_close(&r);
 	lws_context_destroy(r.lws);
 	mailbox_free(r.mailbox);

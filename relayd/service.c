@@ -313,7 +313,8 @@ void service_conn_gone(struct relayd *r, struct conn *c)
 		service_request(r, &out, request_id);
 	else
 		buf_free(&out);
-	ingress_forget(r->ingress, c->id);
+	if (r->ingress) /* NULL while the worker shuts down */
+		ingress_forget(r->ingress, c->id);
 	iplimit_disconnect(r->iplimit, c->ip);
 	conn_close(r->conns, c);
 }

@@ -106,7 +106,8 @@ do_install() {
 do_uninstall() {
 	if systemd_running && systemctl is-active --quiet relay.target; then
 		say "relay.target is active; stopping it"
-		systemctl stop relay.target
+		# Naming the units too makes systemctl wait until they are down.
+		systemctl stop relay.target stored.service 'relayd@*.service'
 	fi
 	for b in stored relayd relayctl; do
 		rm -f "$DESTDIR$BINDIR/$b"

@@ -8,12 +8,13 @@
 # this machine's network namespace, so its loopback is ours).
 #
 # The container's root is made once with debootstrap (minbase plus systemd,
-# dbus, procps and the libraries the binaries link) into $CACHE (default
-# /var/cache/crelay-nspawn/bookworm) and reused while its package list is
-# unchanged; each run boots a fresh copy of it.  The first build downloads
-# about 70 MB from the Debian mirror this machine's apt uses and takes about
-# two minutes (bounded at DEBOOTSTRAP_TIMEOUT, 1200 s); a cached run takes
-# well under a minute.  Every step is bounded, and the container and the
+# dbus, procps and the libraries the binaries link) into
+# $CRELAY_NSPAWN_CACHE/bookworm (/var/cache/crelay-nspawn/bookworm unless
+# set) and reused while its package list is unchanged; each run boots a
+# fresh copy of it.  The first build downloads
+# the packages from the Debian mirror this machine's apt uses and takes two
+# to four minutes (bounded at DEBOOTSTRAP_TIMEOUT, 1200 s); a cached run
+# takes about 20 seconds.  Every step is bounded, and the container and the
 # copy are removed on any exit.
 #
 # Needs root (debootstrap, systemd-nspawn, nsenter) and installs the
@@ -34,6 +35,7 @@ machine=crelaytest
 work=
 nspawn_pid=
 leader=
+driver_pid=
 
 say() {
 	printf 'test-systemd: %s\n' "$*"
@@ -93,17 +95,21 @@ packages() {
 # Builds the cached root unless one with the same package list exists.
 cached_root() {
 	local want have tmp
+	# One run at a time builds or checks the cache; the lock goes with the
+	# script (fd 9 stays open until exit).
+	mkdir -p "$cache_root"
+	exec 9>"$cache_root/.lock"
+	flock -w "$((debootstrap_timeout + 60))" 9 || die "another run holds $cache_root/.lock"
 	want=$(packages)
 	have=$(cat "$cache/.crelay-packages" 2>/dev/null || true)
 	if [ -x "$cache/usr/lib/systemd/systemd" ] && [ "$want" = "$have" ]; then
 		say "reusing the container root in $cache"
 		return
 	fi
-	mkdir -p "$cache_root"
 	tmp=$cache.tmp
 	rm -rf "$tmp"
 	say "building a Debian 12 root in $cache with debootstrap (first run only;" \
-		"about 2 minutes, at most ${debootstrap_timeout}s); packages: $want"
+		"2 to 4 minutes, at most ${debootstrap_timeout}s); packages: $want"
 	if ! timeout "$debootstrap_timeout" debootstrap --variant=minbase --include="$want" \
 		bookworm "$tmp" "$(mirror)" >"$cache_root/debootstrap.log" 2>&1; then
 		tail -n 20 "$cache_root/debootstrap.log" >&2
@@ -192,6 +198,10 @@ boot() {
 cleanup() {
 	local rc=$? i
 	set +e
+	if [ -n "$driver_pid" ]; then
+		kill -TERM "$driver_pid" 2>/dev/null
+		wait "$driver_pid" 2>/dev/null
+	fi
 	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
 		kill -TERM "$nspawn_pid"
 		for ((i = 0; i < 300; i++)); do
@@ -219,8 +229,10 @@ main() {
 	local started=$SECONDS root port
 	require_root
 	host_packages
-	[ -x "$build/stored" ] && [ -x "$build/relayd" ] && [ -x "$build/relayctl" ] ||
-		die "no binaries in $build (run make first)"
+	local b
+	for b in stored relayd relayctl; do
+		[ -x "$build/$b" ] || die "no $build/$b (run make first)"
+	done
 	cached_root
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
@@ -231,8 +243,12 @@ main() {
 	prepare_root "$root" "$port"
 	say "relay installed in $root, port $port; booting it"
 	boot "$root"
-	CRELAY_CT_LEADER=$leader CRELAY_CT_PORT=$port CRELAY_CT_ROOT=$root \
-		timeout "$test_timeout" node --test --test-concurrency=1 "$here/systemd.test.mjs"
+	# In the background, so that a signal to this script is handled at once.
+	CRELAY_CT_LEADER=$leader CRELAY_CT_PORT=$port \
+		timeout "$test_timeout" node --test --test-concurrency=1 "$here/systemd.test.mjs" &
+	driver_pid=$!
+	wait "$driver_pid"
+	driver_pid=
 	say "done in $((SECONDS - started))s"
 }
 
