@@ -66,7 +66,8 @@ int filter_to_json(const struct filter *f, struct buf *out)
 	if (!rc && f->has_ids)
 		rc = fjson_keys(out, &first, "ids", (const uint8_t(*)[32])f->ids, f->nids);
 	if (!rc && f->has_authors)
-		rc = fjson_keys(out, &first, "authors", (const uint8_t(*)[32])f->authors, f->nauthors);
+		rc = fjson_keys(out, &first, "authors", (const uint8_t(*)[32])f->authors,
+				f->nauthors);
 	if (!rc && f->has_kinds)
 		rc = fjson_kinds(out, &first, f);
 	for (uint32_t i = 0; i < f->ntags && !rc; i++)

@@ -79,7 +79,7 @@ static void *relayd_signals(void *arg)
 				mailbox_post(r->mailbox, m);
 			continue;
 		}
-		r->stopping = 1;
+		atomic_store(&r->stopping, true);
 		lws_cancel_service(r->lws);
 		break;
 	}
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	relayd_start(&r);
 	if (pthread_create(&signals, NULL, relayd_signals, &r))
 		fatalx("cannot start the signal thread");
-	while (!r.stopping)
+	while (!atomic_load(&r.stopping))
 		if (lws_service(r.lws, 0) < 0)
 			break;
 	notify_send("STOPPING=1");

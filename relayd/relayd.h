@@ -96,7 +96,7 @@ struct relayd {
 	char nip11[4096];           /* the NIP-11 document, built once */
 	size_t nip11_len;
 	struct relayd_stats stats;
-	volatile sig_atomic_t stopping;
+	atomic_bool stopping;       /* set by the signal thread, read by the loop */
 };
 
 /* The current configuration snapshot (any thread). */

@@ -1,98 +1,154 @@
 /* admin.c - the operator's JSON request/reply socket (see admin.h). */
 #include "admin.h"
 
-#include <cjson/cJSON.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/err.h"
+#include "../common/event_sig.h"
 #include "../common/log.h"
+#include "admin_cmds.h"
 #include "db.h"
 #include "queue.h"
 #include "stored.h"
 
-struct admin {
-	struct stored *s;
-	sqlite3 *db;
-	time_t started;
+static const struct {
+	const char *name;
+	admin_fn fn;
+} admin_commands[] = {
+	{ "stats", admin__stats },
+	{ "workers", admin__workers },
+	{ "subs", admin__subs },
+	{ "config", admin__config },
+	{ "checkpoint", admin__checkpoint },
+	{ "vacuum", admin__vacuum },
+	{ "delete", admin__delete },
+	{ "ban", admin__ban },
+	{ "unban", admin__unban },
+	{ "bans", admin__bans },
+	{ "export", admin__export },
+	{ "import", admin__import },
 };
 
-static uint64_t admin_file_size(const char *path)
+#define ADMIN_NCOMMANDS (sizeof(admin_commands) / sizeof(admin_commands[0]))
+
+cJSON *admin__error(const char *fmt, ...)
+{
+	cJSON *o = cJSON_CreateObject();
+	char text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	cJSON_AddStringToObject(o, "error", text);
+	return o;
+}
+
+void admin__add_u64(cJSON *obj, const char *name, uint64_t v)
+{
+	cJSON_AddNumberToObject(obj, name, (double)v);
+}
+
+double admin__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t admin__file_size(const char *path)
 {
 	struct stat st;
 
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-static void admin_add_u64(cJSON *obj, const char *name, uint64_t v)
+int admin__filters(const cJSON *req, struct filter **out, uint32_t *n, char *why, size_t why_len)
 {
-	cJSON_AddNumberToObject(obj, name, (double)v);
-}
+	const cJSON *given = cJSON_GetObjectItemCaseSensitive(req, "filter"), *item;
+	uint32_t count = cJSON_IsArray(given) ? (uint32_t)cJSON_GetArraySize(given) : 1;
+	struct filter *fs;
 
-static cJSON *admin_workers(struct stored *s)
-{
-	cJSON *list = cJSON_CreateArray();
-
-	pthread_mutex_lock(&s->workers_lock);
-	for (int w = 0; w < STORED_MAX_WORKERS; w++) {
-		const struct stored_worker_report *r = &s->workers[w];
-		cJSON *item;
-
-		if (!r->present)
-			continue;
-		item = cJSON_CreateObject();
-		cJSON_AddNumberToObject(item, "worker", w);
-		admin_add_u64(item, "pid", r->pid);
-		admin_add_u64(item, "started_at", r->started_at);
-		admin_add_u64(item, "connections", r->connections);
-		admin_add_u64(item, "subscriptions", r->subscriptions);
-		admin_add_u64(item, "messages_in", r->messages_in);
-		admin_add_u64(item, "messages_out", r->messages_out);
-		admin_add_u64(item, "events_rejected", r->events_rejected);
-		admin_add_u64(item, "deliver_gaps", r->deliver_gaps);
-		cJSON_AddItemToArray(list, item);
+	*out = NULL;
+	*n = 0;
+	if (!given)
+		return 0;
+	if ((!cJSON_IsArray(given) && !cJSON_IsObject(given)) || count == 0 || count > 100) {
+		snprintf(why, why_len, "filter must be a filter object or an array of 1 to 100");
+		return ERR_INVAL;
 	}
-	pthread_mutex_unlock(&s->workers_lock);
-	return list;
+	fs = calloc(count, sizeof(*fs));
+	if (!fs)
+		return ERR_NOMEM;
+	for (item = cJSON_IsArray(given) ? given->child : given; *n < count; item = item->next) {
+		if (!cJSON_IsObject(item) || filter_parse(item, NULL, &fs[*n], why, why_len)) {
+			if (!cJSON_IsObject(item))
+				snprintf(why, why_len, "filter %u is not an object", *n);
+			filters_free(fs, *n);
+			*n = 0;
+			return ERR_INVAL;
+		}
+		(*n)++;
+	}
+	*out = fs;
+	return 0;
 }
 
-static cJSON *admin_stats(struct admin *a)
+/* Queues a job carrying a reference to `job` for the writer or bcast. */
+static int admin_queue(struct admin *a, struct admin_job *job, int to_writer)
 {
-	struct stored *s = a->s;
-	cJSON *o = cJSON_CreateObject();
-	char wal[sizeof(s->db_path) + 8];
-	uint64_t events = 0;
-	cJSON *workers = admin_workers(s);
+	int rc;
 
-	db_count_events(a->db, &events);
-	snprintf(wal, sizeof(wal), "%s-wal", s->db_path);
-	admin_add_u64(o, "events", events);
-	admin_add_u64(o, "db_bytes", admin_file_size(s->db_path));
-	admin_add_u64(o, "wal_bytes", admin_file_size(wal));
-	admin_add_u64(o, "uptime_seconds", (uint64_t)(time(NULL) - a->started));
-	admin_add_u64(o, "workers_connected", (uint64_t)cJSON_GetArraySize(workers));
-	admin_add_u64(o, "subscriptions", atomic_load(&s->stats.subscriptions));
-	admin_add_u64(o, "events_accepted", atomic_load(&s->stats.events_accepted));
-	admin_add_u64(o, "events_duplicate", atomic_load(&s->stats.events_duplicate));
-	admin_add_u64(o, "events_failed", atomic_load(&s->stats.events_rejected));
-	admin_add_u64(o, "ephemeral_delivered", atomic_load(&s->stats.ephemeral_delivered));
-	admin_add_u64(o, "queries", atomic_load(&s->stats.queries));
-	admin_add_u64(o, "deliveries", atomic_load(&s->stats.deliveries));
-	admin_add_u64(o, "commits", atomic_load(&s->stats.commits));
-	admin_add_u64(o, "bad_requests", atomic_load(&s->stats.rpc_bad));
-	admin_add_u64(o, "write_queue", queue_length(s->write_q));
-	admin_add_u64(o, "query_queue", queue_length(s->query_q));
-	cJSON_AddItemToObject(o, "worker_list", workers);
-	return o;
+	admin_job_hold(job);
+	if (to_writer) {
+		struct write_job *w = calloc(1, sizeof(*w));
+
+		if (!w)
+			rc = ERR_NOMEM;
+		else if ((w->admin = job, rc = queue_push(a->s->write_q, w)))
+			free(w); /* its reference is dropped below */
+	} else {
+		struct bcast_job *b = calloc(1, sizeof(*b));
+
+		if (!b)
+			rc = ERR_NOMEM;
+		else if ((b->kind = BCAST_LIST, b->admin = job, rc = queue_push(a->s->bcast_q, b)))
+			free(b);
+	}
+	if (rc)
+		admin_job_release(job);
+	return rc;
 }
 
-/* The command word of a request: {"cmd": "..."} or a bare word. */
-static void admin_command(const char *data, size_t len, char *cmd, size_t cmd_len)
+int admin__run(struct admin *a, struct admin_job *job, int to_writer)
+{
+	int rc = admin_queue(a, job, to_writer);
+
+	return rc ? rc : admin_job_wait(job, ADMIN_WAIT_MS);
+}
+
+cJSON *admin__job_error(const char *what, int rc)
+{
+	if (rc == ERR_TIMEOUT)
+		return admin__error("%s: no answer within %d s; it may still complete",
+				    what, ADMIN_WAIT_MS / 1000);
+	if (rc == ERR_FULL || rc == ERR_CLOSED)
+		return admin__error("%s: stored is %s; try again", what,
+				    rc == ERR_FULL ? "overloaded" : "stopping");
+	return admin__error("%s failed (%s)", what, err_name(rc));
+}
+
+/* The command word of a request: {"cmd": "..."} or a bare word.  Returns
+ * the parsed request (NULL for a bare word or bad JSON). */
+static cJSON *admin_request(const char *data, size_t len, char *cmd, size_t cmd_len)
 {
 	cJSON *req = cJSON_ParseWithLength(data, len);
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(req, "cmd");
@@ -101,41 +157,36 @@ static void admin_command(const char *data, size_t len, char *cmd, size_t cmd_le
 		snprintf(cmd, cmd_len, "%s", c->valuestring);
 	else
 		snprintf(cmd, cmd_len, "%.*s", (int)(len < cmd_len ? len : cmd_len - 1), data);
-	cJSON_Delete(req);
 	/* nngcat --data may carry a trailing newline. */
 	cmd[strcspn(cmd, "\r\n ")] = '\0';
-}
-
-static cJSON *admin_answer(struct admin *a, const char *cmd)
-{
-	cJSON *o;
-
-	if (strcmp(cmd, "stats") == 0)
-		return admin_stats(a);
-	if (strcmp(cmd, "workers") == 0) {
-		o = cJSON_CreateObject();
-		cJSON_AddItemToObject(o, "worker_list", admin_workers(a->s));
-		return o;
+	if (!cJSON_IsObject(req)) {
+		cJSON_Delete(req);
+		req = NULL;
 	}
-	o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "error", "unknown command; try stats or workers");
-	return o;
+	return req;
 }
 
-static void admin_serve(struct admin *a, nng_msg *req)
+static cJSON *admin_answer(struct admin *a, const char *cmd, const cJSON *req)
+{
+	for (size_t i = 0; i < ADMIN_NCOMMANDS; i++)
+		if (strcmp(cmd, admin_commands[i].name) == 0)
+			return admin_commands[i].fn(a, req);
+	return admin__error("unknown command '%.64s'; commands: stats workers subs config "
+			    "checkpoint vacuum delete ban unban bans export import", cmd);
+}
+
+static void admin_serve(struct admin *a, nng_msg *msg)
 {
 	char cmd[64];
-	cJSON *answer;
-	char *text;
+	cJSON *req = admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd, sizeof(cmd));
+	cJSON *answer = admin_answer(a, cmd, req);
+	char *text = cJSON_PrintUnformatted(answer);
 
-	admin_command(nng_msg_body(req), nng_msg_len(req), cmd, sizeof(cmd));
-	answer = admin_answer(a, cmd);
-	text = cJSON_PrintUnformatted(answer);
 	cJSON_Delete(answer);
-	nng_msg_clear(req);
-	if (!text || nng_msg_append(req, text, strlen(text)) || nng_msg_append(req, "\n", 1) ||
-	    nng_sendmsg(a->s->admin, req, 0))
-		nng_msg_free(req);
+	cJSON_Delete(req);
+	nng_msg_clear(msg);
+	if (!text || nng_msg_append(msg, text, strlen(text)) || nng_sendmsg(a->s->admin, msg, 0))
+		nng_msg_free(msg);
 	free(text);
 }
 
@@ -143,12 +194,29 @@ static void *admin_main(void *arg)
 {
 	struct admin *a = arg;
 	nng_msg *req;
+	int rv;
 
-	while (nng_recvmsg(a->s->admin, &req, 0) == 0)
+	/* Wake at least once a second to sample the counters behind the rates. */
+	nng_socket_set_ms(a->s->admin, NNG_OPT_RECVTIMEO, 1000);
+	for (;;) {
+		rv = nng_recvmsg(a->s->admin, &req, 0);
+		admin__sample(a);
+		if (rv == NNG_ETIMEDOUT)
+			continue;
+		if (rv)
+			break;
 		admin_serve(a, req);
+	}
 	db_close(a->db);
+	sig_verifier_free(a->verifier);
 	free(a);
 	return NULL;
+}
+
+/* Largest request: an import batch of events up to max_message_bytes. */
+static size_t admin_max_request(const struct stored *s)
+{
+	return 2 * (size_t)s->cfg.max_message_bytes + 4 * 1048576;
 }
 
 static int admin_listen(struct stored *s)
@@ -160,6 +228,7 @@ static int admin_listen(struct stored *s)
 	unlink(url + strlen("ipc://"));
 	if (nng_rep0_open(&s->admin) || nng_listener_create(&l, s->admin, url))
 		return ERR_NNG;
+	nng_socket_set_size(s->admin, NNG_OPT_RECVMAXSZ, admin_max_request(s));
 	/* Only the owner may steer the relay. */
 	nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
 	if (nng_listener_start(l, 0)) {
@@ -177,9 +246,13 @@ int admin_start(struct stored *s, pthread_t *thread)
 		return ERR_NOMEM;
 	a->s = s;
 	a->started = time(NULL);
-	if (admin_listen(s) || db_open(s->db_path, false, NULL, &a->db) ||
+	rate_init(&a->ingest);
+	rate_init(&a->queries);
+	a->verifier = sig_verifier_new();
+	if (!a->verifier || admin_listen(s) || db_open(s->db_path, false, NULL, &a->db) ||
 	    pthread_create(thread, NULL, admin_main, a)) {
 		db_close(a->db);
+		sig_verifier_free(a->verifier);
 		free(a);
 		return ERR_NNG;
 	}

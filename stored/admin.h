@@ -1,10 +1,50 @@
 /*
  * admin.h - stored's admin socket (stored-admin.ipc, nng REQ/REP, mode 0600).
  *
- * A request is a JSON object {"cmd": "stats"} or just the bare word
- * (so `nngcat --req --dial ipc://.../stored-admin.ipc --data stats --ascii`
- * works); the reply is always one JSON object.  Unknown commands get
- * {"error": "..."}.
+ * A request is a JSON object {"cmd": "stats", ...arguments} or just the bare
+ * command word (so `nngcat --req --dial ipc://.../stored-admin.ipc --data
+ * stats --ascii` works); the reply is always one JSON object, without a
+ * trailing newline.  A failure is {"error": "..."}.  Requests may be up to
+ * 2 * max_message_bytes + 4 MiB; replies stay under 1 MiB except `subs`
+ * (up to about 16 MiB) and an export page holding one larger event.
+ *
+ *   stats       events, db_bytes, wal_bytes, ingest_rate and query_rate
+ *               (per second, over the last ~10 s), counters, queue depths,
+ *               rejects {duplicate, blocked, error, other} (OK messages of
+ *               the writer by prefix), worker_list [per worker: pid,
+ *               started_at, uptime_seconds, connections, subscriptions,
+ *               messages_in/out, events_rejected, rate_limited,
+ *               conns_refused, deliver_gaps]
+ *   workers     {worker_list}
+ *   subs        {"max": n}: live subscriptions sorted by worker, conn_id,
+ *               sub_id, each with its filters: {total, listed, truncated,
+ *               subscriptions: [{worker, conn_id, sub_id, serial, filters}]}
+ *               (at most 10000, or max)
+ *   config      {config: {key: value}}, the configuration stored runs with
+ *   checkpoint  PRAGMA wal_checkpoint(TRUNCATE) by the writer:
+ *               {busy, wal_bytes_before, db_bytes, wal_bytes}
+ *   vacuum      VACUUM by the writer (events wait meanwhile), then a
+ *               checkpoint: {db_bytes_before, db_bytes, wal_bytes, busy}
+ *   delete      {"filter": F, "dry_run": bool} where F is a filter object or
+ *               an array of them (OR'ed; limit ignored): {dry_run, matched}
+ *               counted on a read connection, or {deleted} by the writer.
+ *               No tombstone: deleted events may be published again.
+ *   ban         {"pubkey": hex, "reason": text}: the writer refuses every
+ *               later event of pubkey ("blocked: this pubkey is banned");
+ *               stored ones are kept: {pubkey, banned, was_banned, note}
+ *   unban       {"pubkey": hex}: {pubkey, unbanned (false: was not banned)}
+ *   bans        {bans: [{pubkey, reason, created_at}], total, truncated}
+ *   export      {"filter": F (optional: all), "after": seq, "limit": n}: one
+ *               page of events in seq order after seq (default 1000, at most
+ *               10000 and about 1 MiB): {last, more, events: [event...]};
+ *               ask again with after = last while more is true
+ *   import      {"events": [event...]} (1..10000): each is checked like a
+ *               client's (id, signature; ephemeral and expired refused) and
+ *               ingested by the writer under the usual rules: {stored,
+ *               duplicate, refused, invalid, problems: [{index, message}]}
+ *
+ * The writer's jobs and listings are waited for up to 60 s; past that the
+ * reply is an error saying the job may still complete.
  */
 #ifndef STORED_ADMIN_H
 #define STORED_ADMIN_H
@@ -14,7 +54,7 @@
 struct stored;
 
 /* Listens on the admin socket and starts its thread.  Returns 0 or ERR_NNG /
- * ERR_DB. */
+ * ERR_DB / ERR_NOMEM. */
 int admin_start(struct stored *s, pthread_t *thread);
 
 #endif

@@ -159,6 +159,27 @@ static void bcast_pipe_gone(struct bcast *b, struct bcast_job *job)
 	bcast_sync_counts(b);
 }
 
+static int bcast_list_one(void *arg, uint16_t worker, uint64_t conn_id, const char *sub_id,
+			  size_t sub_id_len, uint32_t serial, const struct filter *filters,
+			  uint32_t nfilters)
+{
+	return admin_job_add_sub(arg, worker, conn_id, sub_id, sub_id_len, serial, filters,
+				 nfilters);
+}
+
+/* The operator's listing: copies of the subscriptions, so the admin thread
+ * formats them while this thread goes on delivering. */
+static void bcast_list(struct bcast *b, struct bcast_job *job)
+{
+	struct admin_job *a = job->admin;
+
+	if (!a)
+		return;
+	a->total_subs = subidx_count(b->idx);
+	subidx_foreach(b->idx, bcast_list_one, a);
+	a->rc = 0;
+}
+
 static void bcast_handle(struct bcast *b, struct bcast_job *job)
 {
 	if (job->to.worker >= STORED_MAX_WORKERS && job->kind != BCAST_EVENT &&
@@ -177,6 +198,7 @@ static void bcast_handle(struct bcast *b, struct bcast_job *job)
 		bcast_sync_counts(b);
 		break;
 	case BCAST_PIPE_GONE: bcast_pipe_gone(b, job); break;
+	case BCAST_LIST: bcast_list(b, job); break;
 	}
 }
 

@@ -8,6 +8,8 @@
  * knows the last seq it delivered; a new subscription is registered at that
  * point and its history query is bounded by it (seq <= last), so the stored
  * part and the live part of a REQ neither overlap nor leave a gap.
+ * For the operator (BCAST_LIST) it copies the live subscriptions into an
+ * admin_job (jobs.h), bounded in number and size.
  */
 #ifndef STORED_BCAST_H
 #define STORED_BCAST_H

@@ -40,6 +40,11 @@ static const char db_schema[] =
 	/* NIP-62: pubkeys that vanished, up to a created_at. */
 	"CREATE TABLE IF NOT EXISTS vanished("
 	" pubkey BLOB PRIMARY KEY, until INTEGER NOT NULL) WITHOUT ROWID;"
+	/* Pubkeys the operator banned (relayctl ban): their events are refused
+	 * at ingest; what they stored before stays until deleted. */
+	"CREATE TABLE IF NOT EXISTS banned_pubkeys("
+	" pubkey BLOB PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL)"
+	" WITHOUT ROWID;"
 	/* NIP-50: the decoded content of each event, for full-text search. */
 	"CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(content, tokenize='unicode61');"
 	/* Every way an event leaves (replaced, deleted, expired, vanished,

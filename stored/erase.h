@@ -11,6 +11,8 @@
  * everything of its author up to its created_at, deletions included, and
  * the gift wraps (kind 1059) p-tagged to the author; such events are refused
  * from then on.
+ * The operator's bans (table banned_pubkeys, written by `relayctl ban`) are
+ * checked here too: every event of a banned author is refused.
  */
 #ifndef STORED_ERASE_H
 #define STORED_ERASE_H
@@ -27,8 +29,9 @@ struct erase *erase_new(sqlite3 *db);
 void erase_free(struct erase *e);
 
 /*
- * Whether ev was taken back before it arrived.  Returns 0 (not refused),
- * 1 (refused; *why is a static "blocked: ..." message) or ERR_DB.
+ * Whether ev was taken back before it arrived, or its author is banned.
+ * Returns 0 (not refused), 1 (refused; *why is a static "blocked: ..."
+ * message) or ERR_DB.
  */
 int erase_refuses(struct erase *e, const struct event *ev, const char **why);
 

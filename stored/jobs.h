@@ -7,7 +7,9 @@
 #ifndef STORED_JOBS_H
 #define STORED_JOBS_H
 
+#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/event.h"
@@ -15,11 +17,21 @@
 #include "stored.h"
 #include "subidx.h"
 
-/* rpc -> writer: store one validated event and answer EVENT_RESULT. */
+struct admin_job;
+
+/*
+ * rpc -> writer: store one validated event and answer EVENT_RESULT.
+ * admin -> writer: with admin set, an operator's job instead: an event to
+ * import (admin->op ADMIN_OP_IMPORT; its outcome goes to
+ * admin->results[admin_index], not to a worker) or, without an event, an
+ * operation the writer carries out between two batches.
+ */
 struct write_job {
 	struct rpc_return to;
 	uint64_t conn_id;
 	struct event event;
+	struct admin_job *admin; /* NULL for a worker's event; else holds a reference */
+	uint32_t admin_index;
 };
 
 enum bcast_kind {
@@ -29,6 +41,7 @@ enum bcast_kind {
 	BCAST_SUB_CLOSE,   /* drop one subscription */
 	BCAST_CONN_CLOSED, /* drop a connection's subscriptions */
 	BCAST_PIPE_GONE,   /* a worker's pipe closed: drop its subscriptions */
+	BCAST_LIST,        /* admin: copy the live subscriptions into admin->subs */
 };
 
 /* rpc/writer -> bcast. */
@@ -46,6 +59,7 @@ struct bcast_job {
 	struct filter *filters; /* BCAST_SUB_OPEN: owned */
 	uint32_t nfilters;
 	uint64_t boot_id;       /* BCAST_HELLO */
+	struct admin_job *admin; /* BCAST_LIST: holds a reference */
 };
 
 /* bcast -> query pool: stored events of one subscription with
@@ -65,6 +79,96 @@ struct query_job {
 	uint32_t sub_id_len;
 };
 
+/* What an operator's request asks of the writer or the broadcaster. */
+enum admin_op {
+	ADMIN_OP_IMPORT,     /* write_jobs carrying events; results[] filled */
+	ADMIN_OP_CHECKPOINT, /* PRAGMA wal_checkpoint(TRUNCATE) */
+	ADMIN_OP_VACUUM,
+	ADMIN_OP_BAN,        /* pubkey, reason, now */
+	ADMIN_OP_UNBAN,      /* pubkey */
+	ADMIN_OP_DELETE,     /* the events matching any of filters */
+	ADMIN_OP_LIST_SUBS,  /* bcast copies up to max_subs subscriptions */
+};
+
+/* One import's outcome (enum ingest_outcome) and its OK message (static). */
+struct admin_result {
+	int outcome;
+	const char *message;
+};
+
+/* A copy of one live subscription, for the listing. */
+struct admin_sub {
+	uint16_t worker;
+	uint64_t conn_id;
+	uint32_t serial;
+	char sub_id[SUBIDX_SUB_ID_MAX];
+	uint32_t sub_id_len;
+	struct filter *filters; /* owned */
+	uint32_t nfilters;
+};
+
+/*
+ * admin -> writer or bcast: an operator's request and the slot its answer
+ * comes back in.  The admin thread makes it (one reference, `pending`
+ * pieces of work), hands a reference with each job it queues, and waits
+ * (bounded) until the workers have finished every piece; a job's free
+ * function finishes its piece and drops its reference.  Whoever drops the
+ * last reference frees it, so an admin thread that gave up waiting never
+ * frees what the writer still uses.  The outputs are read only after
+ * admin_job_wait() returned 0.
+ */
+struct admin_job {
+	enum admin_op op;
+	/* inputs */
+	uint8_t pubkey[32];     /* BAN, UNBAN */
+	char reason[256];       /* BAN */
+	int64_t now;            /* BAN: created_at of the ban */
+	struct filter *filters; /* DELETE: owned */
+	uint32_t nfilters;
+	uint32_t max_subs;      /* LIST_SUBS: copy at most this many ... */
+	size_t max_sub_bytes;   /* ... and about this many bytes of filters */
+	/* outputs */
+	int rc;                 /* 0 or ERR_*; ERR_CLOSED until the work is done */
+	int64_t values[3];      /* CHECKPOINT: busy, wal frames, checkpointed;
+				   DELETE: events deleted; BAN, UNBAN: rows changed */
+	struct admin_result *results; /* IMPORT: nresults, each preset to failed */
+	uint32_t nresults;
+	struct admin_sub *subs; /* LIST_SUBS: nsubs copies; total in the index */
+	uint32_t nsubs;
+	size_t sub_bytes, total_subs;
+	bool truncated;
+	/* completion, private to jobs.c */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t refs, pending;
+};
+
+/*
+ * A new job of kind op with one reference (the caller's) awaiting pending
+ * pieces of work; for ADMIN_OP_IMPORT, nresults = pending results, each
+ * preset to outcome `failed` with message "error: not processed".  NULL
+ * when out of memory.
+ */
+struct admin_job *admin_job_new(enum admin_op op, uint32_t pending, int failed);
+/* Takes another reference, for a job that will carry it to another thread. */
+void admin_job_hold(struct admin_job *a);
+/* Marks one piece of work finished and wakes the waiter. */
+void admin_job_done(struct admin_job *a);
+/* Waits until every piece is finished (0) or timeout_ms passed (ERR_TIMEOUT). */
+int admin_job_wait(struct admin_job *a, int timeout_ms);
+/* Drops a reference; the last one frees the job and all it owns.  NULL-safe. */
+void admin_job_release(struct admin_job *a);
+/*
+ * LIST_SUBS: appends a deep copy of one subscription unless the listing is
+ * full (max_subs, or max_sub_bytes of filters, counting an estimate of their
+ * JSON).  Returns 0, or 1 when full (truncated set) or out of memory.
+ */
+int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, const char *sub_id,
+		      size_t sub_id_len, uint32_t serial, const struct filter *filters,
+		      uint32_t nfilters);
+
+/* Free functions.  A job carrying an admin reference also finishes its
+ * piece of that admin job (admin_job_done) and drops the reference. */
 void write_job_free(struct write_job *job);
 void bcast_job_free(struct bcast_job *job);
 void query_job_free(struct query_job *job);

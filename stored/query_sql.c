@@ -107,6 +107,7 @@ enum sb_shape {
 	SHAPE_ROWS,    /* seq, json; ordered, limited */
 	SHAPE_SEQS,    /* seq only, unordered (a COUNT part) */
 	SHAPE_PUBKEYS, /* pubkey only, unordered (a HyperLogLog) */
+	SHAPE_EXPORT,  /* seq, json; in seq order, limited */
 };
 
 /* The conditions every shape shares. */
@@ -144,6 +145,7 @@ static const char *const sb_columns[] = {
 	[SHAPE_ROWS] = "SELECT seq, json FROM events",
 	[SHAPE_SEQS] = "SELECT seq FROM events",
 	[SHAPE_PUBKEYS] = "SELECT pubkey FROM events",
+	[SHAPE_EXPORT] = "SELECT seq, json FROM events",
 };
 
 /* The FTS5 expression for f's search, or "" when it has no plain terms. */
@@ -173,9 +175,14 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		sb_text(sb, " AND events_fts MATCH ");
 		sb_bind(sb, BIND_TEXT, 0, sb->fts.data, (int)sb->fts.len);
 	}
-	if (shape != SHAPE_ROWS)
+	if (shape != SHAPE_ROWS && shape != SHAPE_EXPORT)
 		return;
-	sb_text(sb, searching ? " ORDER BY events_fts.rank" : " ORDER BY created_at DESC, id ASC");
+	if (shape == SHAPE_EXPORT)
+		sb_text(sb, " ORDER BY seq");
+	else if (searching)
+		sb_text(sb, " ORDER BY events_fts.rank");
+	else
+		sb_text(sb, " ORDER BY created_at DESC, id ASC");
 	sb_text(sb, " LIMIT ");
 	sb_bind(sb, BIND_INT, scope->limit, NULL, 0);
 }
@@ -251,18 +258,22 @@ int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct 
 	return rc;
 }
 
-/* count(*) over the UNION of each filter's seqs: an event matching two
- * filters counts once. */
-int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t n,
-			    const struct query_scope *scope, sqlite3_stmt **out)
+/* head, the UNION of each filter's seqs (an event matching two filters
+ * appears once), tail, then limit bound when limited; prepared. */
+static int sb_prepare_union(sqlite3 *db, const char *head, const struct filter *filters,
+			    uint32_t n, const struct query_scope *scope, const char *tail,
+			    bool limited, sqlite3_stmt **out)
 {
 	struct sql_builder sb = { 0 };
-	struct buf *fts = calloc(n ? n : 1, sizeof(*fts));
+	struct buf *fts;
 	int rc;
 
+	if (n == 0)
+		return ERR_INVAL;
+	fts = calloc(n, sizeof(*fts));
 	if (!fts)
 		return ERR_NOMEM;
-	sb_text(&sb, "SELECT count(*) FROM (");
+	sb_text(&sb, head);
 	for (uint32_t i = 0; i < n; i++) {
 		if (i)
 			sb_text(&sb, " UNION ");
@@ -270,14 +281,43 @@ int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t 
 		fts[i] = sb.fts; /* each part's expression lives until it is bound */
 		memset(&sb.fts, 0, sizeof(sb.fts));
 	}
-	sb_text(&sb, ")");
-	rc = n ? sb_prepare(db, &sb, out) : ERR_INVAL;
-	if (!n) {
-		buf_free(&sb.text);
-		free(sb.binds);
-	}
+	sb_text(&sb, tail);
+	if (limited)
+		sb_bind(&sb, BIND_INT, scope->limit, NULL, 0);
+	rc = sb_prepare(db, &sb, out);
 	for (uint32_t i = 0; i < n; i++)
 		buf_free(&fts[i]);
 	free(fts);
+	return rc;
+}
+
+int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t n,
+			    const struct query_scope *scope, sqlite3_stmt **out)
+{
+	return sb_prepare_union(db, "SELECT count(*) FROM (", filters, n, scope, ")", false, out);
+}
+
+int query_sql_prepare_delete(sqlite3 *db, const struct filter *filters, uint32_t n,
+			     const struct query_scope *scope, sqlite3_stmt **out)
+{
+	return sb_prepare_union(db, "DELETE FROM events WHERE seq IN (", filters, n, scope, ")",
+				false, out);
+}
+
+/* One filter selects in seq order straight from its conditions, so a page
+ * walks the rowid (or an index) from the cursor on; several go through the
+ * UNION of their seqs. */
+int query_sql_prepare_export(sqlite3 *db, const struct filter *filters, uint32_t n,
+			     const struct query_scope *scope, sqlite3_stmt **out)
+{
+	struct sql_builder sb = { 0 };
+	int rc;
+
+	if (n != 1)
+		return sb_prepare_union(db, "SELECT seq, json FROM events WHERE seq IN (", filters,
+					n, scope, ") ORDER BY seq LIMIT ", true, out);
+	sb_filter(&sb, &filters[0], scope, SHAPE_EXPORT);
+	rc = sb_prepare(db, &sb, out);
+	sb_release(&sb);
 	return rc;
 }

@@ -52,6 +52,26 @@ int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct q
 int query_sql_prepare_count(sqlite3 *db, const struct filter *filters, uint32_t n,
 			    const struct query_scope *scope, sqlite3_stmt **out);
 
+/*
+ * A statement deleting (from the writer's connection) every event matching
+ * any of the n filters within scope, the same events the count statement
+ * counts with the same scope (limit ignored).  Their tags and text go with
+ * them (the events_cleanup trigger).  Returns 0 with *out set, or ERR_INVAL
+ * (n is 0) / ERR_NOMEM / ERR_DB.
+ */
+int query_sql_prepare_delete(sqlite3 *db, const struct filter *filters, uint32_t n,
+			     const struct query_scope *scope, sqlite3_stmt **out);
+
+/*
+ * A statement selecting (seq, json) of the events matching any of the n
+ * filters within scope, each once, in seq order, at most scope->limit rows
+ * (the filters' own limits are ignored).  With min_seq as a cursor (the last
+ * seq of the previous page) it pages through a dump.  Returns 0 with *out
+ * set, or ERR_INVAL (n is 0) / ERR_NOMEM / ERR_DB.
+ */
+int query_sql_prepare_export(sqlite3 *db, const struct filter *filters, uint32_t n,
+			     const struct query_scope *scope, sqlite3_stmt **out);
+
 /* A statement listing the pubkey of every event matching f within scope
  * (for the NIP-45 HyperLogLog).  Returns 0 with *out set, or an error. */
 int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct query_scope *scope,

@@ -136,7 +136,7 @@ static void rpc_event_store(struct stored *s, const struct rpc_return *to, const
 		msg_event_store_release(&m);
 		return;
 	}
-	job = malloc(sizeof(*job));
+	job = calloc(1, sizeof(*job)); /* admin, admin_index: none */
 	if (!job || (job->to = *to, job->conn_id = m.conn_id, job->event = m.event,
 		     queue_push(s->write_q, job))) {
 		rpc_refuse_event(s, to, m.conn_id, m.event.id, "error: the relay is overloaded, retry");

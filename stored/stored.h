@@ -6,7 +6,8 @@
  *   writer   owns the write connection and commits events in groups (writer.c);
  *   bcast    owns the subscription index and publishes deliveries (bcast.c);
  *   query    a small pool answering REQ history from read connections (query.c);
- *   admin    answers the operator's JSON requests (admin.c).
+ *   admin    answers the operator's JSON requests (admin*.c; its writes are
+ *            jobs for the writer, its listings jobs for bcast).
  * main.c owns the one struct stored; nothing else is global.
  */
 #ifndef STORED_STORED_H
@@ -32,6 +33,15 @@ struct rpc_return {
 	uint32_t request_id;
 };
 
+/* Why the writer did not store an event: the prefix of its OK message. */
+enum stored_reject {
+	STORED_REJECT_DUPLICATE, /* "duplicate:" (OK true, nothing new stored) */
+	STORED_REJECT_BLOCKED,   /* "blocked:": deleted, vanished or banned */
+	STORED_REJECT_ERROR,     /* "error:": the database failed */
+	STORED_REJECT_OTHER,
+	STORED_NREJECTS
+};
+
 /* Counters any thread may bump and the admin thread reads. */
 struct stored_stats {
 	atomic_uint_fast64_t events_accepted; /* OK true, new */
@@ -44,6 +54,7 @@ struct stored_stats {
 	atomic_uint_fast64_t subscriptions;   /* mirrored from the index by bcast */
 	atomic_uint_fast64_t workers;         /* workers with a live pipe */
 	atomic_uint_fast64_t rpc_bad;         /* undecodable requests dropped */
+	atomic_uint_fast64_t rejects[STORED_NREJECTS]; /* by the writer, by reason */
 	/* REQ history and COUNT durations: a histogram many threads add to. */
 	atomic_uint_fast64_t query_latency[HISTO_BUCKETS];
 	atomic_uint_fast64_t query_latency_sum_us;

@@ -11,6 +11,7 @@
 #include "db.h"
 #include "ingest.h"
 #include "jobs.h"
+#include "maint.h"
 #include "queue.h"
 #include "stored.h"
 
@@ -22,6 +23,7 @@ struct writer {
 	enum ingest_outcome *outcome;
 	int64_t *seq;
 	const char **why; /* INGEST_REFUSED: the message */
+	struct write_job *op; /* an operator's job met while collecting a batch */
 	int64_t last_expiry;
 };
 
@@ -46,10 +48,32 @@ static void writer_reply(struct writer *w, const struct write_job *job, const ui
 				      .accepted = outcome != INGEST_FAILED && outcome != INGEST_REFUSED,
 				      .message = { text, (uint32_t)strlen(text) } };
 
+	if (job->admin) { /* an import: the operator reads the outcome */
+		job->admin->results[job->admin_index] = (struct admin_result){ (int)outcome, text };
+		return;
+	}
 	memcpy(r.id, id, EVENT_ID_LEN);
 	if (msg_encode_event_result(&out, &h, &r) == 0)
 		rpc_reply(w->s, &job->to, out.data, out.len);
 	buf_free(&out);
+}
+
+/* Counts a message that is not a plain acceptance by its prefix. */
+static void writer_count_reject(struct stored_stats *st, const char *message)
+{
+	static const char *const prefixes[] = {
+		[STORED_REJECT_DUPLICATE] = "duplicate:",
+		[STORED_REJECT_BLOCKED] = "blocked:",
+		[STORED_REJECT_ERROR] = "error:",
+	};
+	int reason = STORED_REJECT_OTHER;
+
+	if (!message[0])
+		return;
+	for (int i = 0; i < STORED_REJECT_OTHER; i++)
+		if (strncmp(message, prefixes[i], strlen(prefixes[i])) == 0)
+			reason = i;
+	atomic_fetch_add(&st->rejects[reason], 1);
 }
 
 /* Hands a committed event to the broadcaster; the job's event moves. */
@@ -110,16 +134,29 @@ static struct write_job *writer_wait(struct writer *w)
 	}
 }
 
+/* An operator's job that is not an event to import. */
+static bool writer_is_op(const struct write_job *job)
+{
+	return job->admin && job->admin->op != ADMIN_OP_IMPORT;
+}
+
+/* Collects a batch of events; an operator's job ends the batch and waits
+ * in w->op, so it runs after the events queued before it. */
 static size_t writer_collect(struct writer *w)
 {
 	size_t n = 0;
 	struct write_job *job = writer_wait(w);
 
-	if (!job)
-		return 0;
-	w->batch[n++] = job;
-	while (n < w->s->cfg.commit_batch && (job = queue_pop_nowait(w->s->write_q)))
+	while (job) {
+		if (writer_is_op(job)) {
+			w->op = job;
+			break;
+		}
 		w->batch[n++] = job;
+		if (n == w->s->cfg.commit_batch)
+			break;
+		job = queue_pop_nowait(w->s->write_q);
+	}
 	return n;
 }
 
@@ -168,6 +205,7 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 		if (o == INGEST_STORED)
 			writer_forward(w, w->batch[i], w->seq[i]);
 		writer_reply(w, w->batch[i], id, o, w->why[i]);
+		writer_count_reject(st, writer_message(o, w->why[i]));
 		if (o == INGEST_STORED) {
 			atomic_fetch_add(&st->events_accepted, 1);
 		} else if (o == INGEST_FAILED || o == INGEST_REFUSED) {
@@ -186,8 +224,18 @@ static void *writer_main(void *arg)
 	struct writer *w = arg;
 	size_t n;
 
-	while ((n = writer_collect(w)) > 0)
-		writer_finish(w, n, writer_apply(w, n) == 0);
+	for (;;) {
+		n = writer_collect(w);
+		if (n)
+			writer_finish(w, n, writer_apply(w, n) == 0);
+		if (!w->op && !n)
+			break;
+		if (w->op) {
+			maint_run(w->db, w->op->admin);
+			write_job_free(w->op); /* wakes the admin thread */
+			w->op = NULL;
+		}
+	}
 	ingest_free(w->ingest);
 	db_close(w->db);
 	free(w->batch);

@@ -1,139 +1,237 @@
 /*
  * relayctl.c - the operator's client for stored's admin socket.
  *
- * Usage: relayctl [-c CONFIG] [--json] COMMAND
- * It reads the same config file as the daemons to find run_dir, sends
- * {"cmd": COMMAND} to stored-admin.ipc and prints the reply, as aligned
- * "key: value" lines or, with --json, as the JSON stored sent.
- * Exit status: 0 on an answer, 1 when stored cannot be reached or answers
- * with an error, 2 on bad usage.
+ * Usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS]
+ * It reads the same config file as the daemons to find run_dir, sends the
+ * command to stored-admin.ipc as a JSON request and prints the reply, as
+ * readable text or, with --json, as the JSON stored sent.  Options may come
+ * before or after the command.  Exit status: 0 on an answer, 1 when stored
+ * cannot be reached or answers with an error, 2 on bad usage.
  */
-#include <cjson/cJSON.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/config.h"
+#include "ctl.h"
 
-struct ctl_args {
-	const char *config;
-	const char *command;
-	int json;
+/* stored waits up to 60 s for its writer; this waits a little longer. */
+#define CTL_TIMEOUT_MS 75000
+/* Replies are bounded by stored (the largest is a subs listing). */
+#define CTL_MAX_REPLY (64u << 20)
+
+typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
+
+struct ctl_command {
+	const char *name;
+	const char *args;      /* usage of its arguments */
+	int min_args, max_args;
+	ctl_build_fn build;    /* adds the arguments to the request; 0 or 2 (usage) */
+	void (*show)(const cJSON *reply);
+	int (*run)(struct ctl *c); /* instead of one request: export, import */
 };
+
+static int ctl_build_subs(struct ctl *c, cJSON *req)
+{
+	if (c->nargs)
+		cJSON_AddNumberToObject(req, "max", atof(c->args[0]));
+	return 0;
+}
+
+static int ctl_build_delete(struct ctl *c, cJSON *req)
+{
+	cJSON *filter = cJSON_Parse(c->args[0]);
+
+	if (!filter) {
+		fprintf(stderr, "relayctl: the filter is not valid JSON: %s\n", c->args[0]);
+		return 2;
+	}
+	cJSON_AddItemToObject(req, "filter", filter);
+	cJSON_AddBoolToObject(req, "dry_run", c->dry_run);
+	return 0;
+}
+
+static int ctl_build_ban(struct ctl *c, cJSON *req)
+{
+	char reason[256] = "";
+	size_t len = 0;
+
+	cJSON_AddStringToObject(req, "pubkey", c->args[0]);
+	/* The rest of the words are the reason, so it needs no quoting. */
+	for (int i = 1; i < c->nargs && len < sizeof(reason) - 1; i++)
+		len += (size_t)snprintf(reason + len, sizeof(reason) - len, "%s%s",
+					i > 1 ? " " : "", c->args[i]);
+	cJSON_AddStringToObject(req, "reason", reason);
+	return 0;
+}
+
+static const struct ctl_command ctl_commands[] = {
+	{ "stats", "", 0, 0, NULL, ctl_show_stats, NULL },
+	{ "workers", "", 0, 0, NULL, ctl_show_workers, NULL },
+	{ "subs", "[MAX]", 0, 1, ctl_build_subs, ctl_show_subs, NULL },
+	{ "config", "", 0, 0, NULL, ctl_show_config, NULL },
+	{ "checkpoint", "", 0, 0, NULL, ctl_show_checkpoint, NULL },
+	{ "vacuum", "", 0, 0, NULL, ctl_show_vacuum, NULL },
+	{ "delete", "FILTER [--dry-run]", 1, 1, ctl_build_delete, ctl_show_delete, NULL },
+	{ "ban", "PUBKEY [REASON...]", 1, 64, ctl_build_ban, ctl_show_ban, NULL },
+	{ "unban", "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
+	{ "bans", "", 0, 0, NULL, ctl_show_bans, NULL },
+	{ "export", "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
+	{ "import", "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
+};
+
+#define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
 
 static void ctl_usage(void)
 {
-	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] stats|workers\n");
+	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS]\ncommands:\n");
+	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
+		fprintf(stderr, "  %s %s\n", ctl_commands[i].name, ctl_commands[i].args);
 	exit(2);
 }
 
-static void ctl_parse(int argc, char **argv, struct ctl_args *a)
+/* Options anywhere; the first other word is the command, the rest its
+ * arguments ("--" ends the options, for a reason starting with '-'). */
+static void ctl_parse(int argc, char **argv, struct ctl *c)
 {
+	int options = 1;
+
+	c->args = calloc((size_t)argc, sizeof(char *));
+	if (!c->args)
+		exit(1);
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
-			a->config = argv[++i];
-		else if (strcmp(argv[i], "--json") == 0)
-			a->json = 1;
-		else if (argv[i][0] != '-' && !a->command)
-			a->command = argv[i];
-		else
+		if (options && strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+			c->config_path = argv[++i];
+		else if (options && strcmp(argv[i], "--json") == 0)
+			c->json = 1;
+		else if (options && strcmp(argv[i], "--dry-run") == 0)
+			c->dry_run = 1;
+		else if (options && strcmp(argv[i], "--") == 0)
+			options = 0;
+		else if (options && argv[i][0] == '-' && argv[i][1])
 			ctl_usage();
+		else if (!c->command)
+			c->command = argv[i];
+		else
+			c->args[c->nargs++] = argv[i];
 	}
-	if (!a->command)
+	if (!c->command)
 		ctl_usage();
 }
 
-/* Sends the request and returns the reply text (malloc'ed), or NULL. */
-static char *ctl_call(const struct config *cfg, const char *command)
+static int ctl_open(struct ctl *c)
 {
-	char url[256], request[128];
-	nng_socket sock;
-	char *reply = NULL;
+	int rv;
+
+	config_socket_url(&c->cfg, "stored-admin.ipc", c->url, sizeof(c->url));
+	if ((rv = nng_req0_open(&c->sock)) == 0) {
+		nng_socket_set_ms(c->sock, NNG_OPT_RECVTIMEO, CTL_TIMEOUT_MS);
+		nng_socket_set_ms(c->sock, NNG_OPT_SENDTIMEO, 10000);
+		/* One request at a time on a local socket: never resend (stored
+		 * may be busy with a vacuum, not lost). */
+		nng_socket_set_ms(c->sock, NNG_OPT_REQ_RESENDTIME, NNG_DURATION_INFINITE);
+		nng_socket_set_size(c->sock, NNG_OPT_RECVMAXSZ, CTL_MAX_REPLY);
+		rv = nng_dial(c->sock, c->url, NULL, 0);
+	}
+	if (rv)
+		fprintf(stderr, "relayctl: cannot reach stored at %s: %s\n", c->url,
+			nng_strerror(rv));
+	return rv ? 1 : 0;
+}
+
+int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
+{
+	char *request, *data = NULL;
 	size_t len = 0;
 	int rv;
 
-	config_socket_url(cfg, "stored-admin.ipc", url, sizeof(url));
-	snprintf(request, sizeof(request), "{\"cmd\":\"%s\"}", command);
-	if ((rv = nng_req0_open(&sock)) == 0) {
-		nng_socket_set_ms(sock, NNG_OPT_RECVTIMEO, 10000);
-		nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, 10000);
-		if ((rv = nng_dial(sock, url, NULL, 0)) == 0 &&
-		    (rv = nng_send(sock, request, strlen(request), 0)) == 0)
-			rv = nng_recv(sock, &reply, &len, NNG_FLAG_ALLOC);
-		nng_close(sock);
-	}
+	if (!cJSON_HasObjectItem(req, "cmd"))
+		cJSON_AddStringToObject(req, "cmd", c->command);
+	request = cJSON_PrintUnformatted(req);
+	if (!request)
+		return 1;
+	rv = nng_send(c->sock, request, strlen(request), 0);
+	if (rv == 0)
+		rv = nng_recv(c->sock, &data, &len, NNG_FLAG_ALLOC);
+	free(request);
 	if (rv) {
-		fprintf(stderr, "relayctl: cannot reach stored at %s: %s\n", url, nng_strerror(rv));
-		return NULL;
+		fprintf(stderr, "relayctl: %s at %s: %s\n", c->command, c->url, nng_strerror(rv));
+		return 1;
 	}
-	char *text = malloc(len + 1);
-	if (text) {
-		memcpy(text, reply, len);
-		text[len] = '\0';
+	*reply = cJSON_ParseWithLength(data, len);
+	if (*reply && text && (*text = malloc(len + 1))) {
+		memcpy(*text, data, len);
+		(*text)[len] = '\0';
 	}
-	nng_free(reply, len);
-	return text;
+	nng_free(data, len);
+	if (!*reply)
+		fprintf(stderr, "relayctl: stored's reply is not JSON\n");
+	return *reply ? 0 : 1;
 }
 
-static void ctl_print_value(const char *indent, const cJSON *item)
+int ctl_failed(const cJSON *reply)
 {
-	if (cJSON_IsNumber(item))
-		printf("%s%-22s %.0f\n", indent, item->string, item->valuedouble);
-	else if (cJSON_IsString(item))
-		printf("%s%-22s %s\n", indent, item->string, item->valuestring);
-	else if (cJSON_IsBool(item))
-		printf("%s%-22s %s\n", indent, item->string, cJSON_IsTrue(item) ? "yes" : "no");
+	const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
+
+	if (!error)
+		return 0;
+	fprintf(stderr, "relayctl: %s\n", cJSON_IsString(error) ? error->valuestring : "error");
+	return 1;
 }
 
-static void ctl_print(const cJSON *answer)
+double ctl_num(const cJSON *obj, const char *name)
 {
-	const cJSON *item;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
 
-	cJSON_ArrayForEach(item, answer) {
-		if (!cJSON_IsArray(item)) {
-			ctl_print_value("", item);
-			continue;
-		}
-		const cJSON *entry;
-		cJSON_ArrayForEach(entry, item) {
-			const cJSON *field;
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
 
-			printf("%s:\n", item->string);
-			cJSON_ArrayForEach(field, entry)
-				ctl_print_value("  ", field);
-		}
-	}
+/* One request, one reply, printed. */
+static int ctl_simple(struct ctl *c, const struct ctl_command *cmd)
+{
+	cJSON *req = cJSON_CreateObject(), *reply = NULL;
+	char *text = NULL;
+	int status = cmd->build ? cmd->build(c, req) : 0;
+
+	if (status == 0)
+		status = ctl_call(c, req, &reply, &text);
+	cJSON_Delete(req);
+	if (status)
+		return status;
+	status = ctl_failed(reply);
+	if (!status && c->json)
+		printf("%s\n", text);
+	else if (!status)
+		cmd->show(reply);
+	cJSON_Delete(reply);
+	free(text);
+	return status;
 }
 
 int main(int argc, char **argv)
 {
-	struct ctl_args a = { NULL, NULL, 0 };
-	struct config cfg;
+	struct ctl c;
+	const struct ctl_command *cmd = NULL;
 	char err[512];
-	char *text;
-	cJSON *answer;
 	int status;
 
-	ctl_parse(argc, argv, &a);
-	if (config_load(a.config, &cfg, err, sizeof(err))) {
+	memset(&c, 0, sizeof(c));
+	ctl_parse(argc, argv, &c);
+	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
+		if (strcmp(c.command, ctl_commands[i].name) == 0)
+			cmd = &ctl_commands[i];
+	if (!cmd || c.nargs < cmd->min_args || c.nargs > cmd->max_args ||
+	    (c.dry_run && strcmp(cmd->name, "delete") != 0))
+		ctl_usage();
+	if (config_load(c.config_path, &c.cfg, err, sizeof(err))) {
 		fprintf(stderr, "relayctl: config: %s\n", err);
 		return 2;
 	}
-	text = ctl_call(&cfg, a.command);
-	if (!text)
+	if (ctl_open(&c))
 		return 1;
-	answer = cJSON_Parse(text);
-	status = !answer || cJSON_GetObjectItemCaseSensitive(answer, "error") ? 1 : 0;
-	if (a.json || !answer)
-		fputs(text, stdout);
-	else if (!status)
-		ctl_print(answer);
-	if (status && answer)
-		fprintf(stderr, "relayctl: %s\n",
-			cJSON_GetObjectItemCaseSensitive(answer, "error")->valuestring);
-	cJSON_Delete(answer);
-	free(text);
+	status = cmd->run ? cmd->run(&c) : ctl_simple(&c, cmd);
+	nng_close(c.sock);
+	free(c.args);
 	return status;
 }

@@ -47,7 +47,8 @@ static const struct {
 	{ "{\"search\":\"best \\\"nostr\\\" apps\"}", "{\"search\":\"best \\\"nostr\\\" apps\"}" },
 	/* input order does not matter; output order is fixed */
 	{ "{\"search\":\"s\",\"limit\":5,\"until\":20,\"since\":-3,\"#t\":[\"x\",\"\"],"
-	  "\"kinds\":[1,65535,0],\"authors\":[\"" HEX_B "\"],\"ids\":[\"" HEX_A "\",\"" HEX_B "\"]}",
+	  "\"kinds\":[1,65535,0],\"authors\":[\"" HEX_B "\"],"
+	  "\"ids\":[\"" HEX_A "\",\"" HEX_B "\"]}",
 	  "{\"ids\":[\"" HEX_A "\",\"" HEX_B "\"],\"authors\":[\"" HEX_B "\"],"
 	  "\"kinds\":[1,65535,0],\"#t\":[\"x\",\"\"],\"since\":-3,\"until\":20,\"limit\":5,"
 	  "\"search\":\"s\"}" },

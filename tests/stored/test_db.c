@@ -164,6 +164,7 @@ START_TEST(test_schema)
 		"table deleted_ids",
 		"table deleted_addrs",
 		"table vanished",
+		"table banned_pubkeys",
 		"table events_fts",
 		"trigger events_cleanup",
 	};

@@ -20,7 +20,10 @@
  *     and gift wraps (kind 1059) p-tagged to the author, and refuses such
  *     events afterwards; the kind 62 itself stays; a kind 62 without the
  *     flag is only stored;
- *   - another author's kind 5 changes nothing.
+ *   - another author's kind 5 changes nothing;
+ *   - every event of a pubkey in banned_pubkeys is refused with "blocked:
+ *     this pubkey is banned" (kind 5 and 62 included, so they erase
+ *     nothing); what it stored before stays; unbanned, it is accepted.
  *
  * Events are labelled by the first byte of their id (the rest is a fixed
  * filler) and authored by a one-byte "author" (the first byte of the
@@ -697,6 +700,55 @@ END_TEST
 
 /* ------------------------------------------------------- erase.h directly */
 
+/* ------------------------------------------------------------------ bans */
+
+static void ban(uint8_t author)
+{
+	char sql[200], hex[65];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO banned_pubkeys(pubkey, reason, created_at) VALUES(x'%s', 'spam', 1)",
+		 pk_hex(author, hex));
+	sql_exec(sql);
+}
+
+/* Every event of a banned author is refused, whatever its kind, with the
+ * ban's message; other authors are not; what was stored before stays. */
+START_TEST(test_ban_refuses_every_kind)
+{
+	static const uint32_t every_class[] = { 1, 0, 3, 5, 62, 1059, 10002, 30023 };
+	char e[66];
+
+	STORE(10, ALICE, 100, 1, "tx");
+	ban(ALICE);
+	next_batch();
+	for (size_t i = 0; i < sizeof(every_class) / sizeof(every_class[0]); i++) {
+		assert_refused(put_flags((uint8_t)(20 + i), ALICE, 200, every_class[i],
+					 (const char *const[]){ e_tag(e, 10), NULL },
+					 EVENT_FLAG_VANISH_HERE));
+		ck_assert_str_eq(why, "blocked: this pubkey is banned");
+	}
+	STORE(40, BOB, 200, 1, "tx");
+	/* the refused kind 5 and 62 took nothing away */
+	ck_assert_str_eq(stored_labels(), "10 40");
+}
+END_TEST
+
+/* Lifting the ban lets the author publish again. */
+START_TEST(test_unban)
+{
+	char sql[200], hex[65];
+
+	ban(BOB);
+	assert_refused(put(10, BOB, 100, 1, NULL));
+	snprintf(sql, sizeof(sql), "DELETE FROM banned_pubkeys WHERE pubkey = x'%s'",
+		 pk_hex(BOB, hex));
+	sql_exec(sql);
+	STORE(10, BOB, 100, 1, "tx");
+	ck_assert_str_eq(stored_labels(), "10");
+}
+END_TEST
+
 /* erase_refuses() and erase_apply() on the writer's connection without
  * ingest: the refusal message, and events that are not requests. */
 START_TEST(test_erase_api)
@@ -781,6 +833,11 @@ static Suite *erase_suite(void)
 	tcase_add_test(tc, test_vanish_bound_only_grows);
 	tcase_add_test(tc, test_vanish_elsewhere_is_only_stored);
 	tcase_add_test(tc, test_vanish_only_own);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_with_db("bans");
+	tcase_add_test(tc, test_ban_refuses_every_kind);
+	tcase_add_test(tc, test_unban);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_with_db("api");

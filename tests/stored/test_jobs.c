@@ -1,7 +1,9 @@
 /*
  * test_jobs.c - checks stored/jobs.c: every free function releases a fully
  * populated job (an event with tags, filters with every list, tags and
- * search), a partly populated one, and NULL.
+ * search), a partly populated one, and NULL; the admin job's completion
+ * slot (bounded wait, finishing from another thread, a waiter that gives up
+ * first) and its listing copies (deep, bounded by count and bytes).
  *
  * The proof is the sanitizer build (`make SAN=address,undefined unit`):
  * LeakSanitizer fails the test's process if anything is left allocated, and
@@ -9,9 +11,12 @@
  * filter_parse() so they are allocated exactly as the rpc thread does it.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../../common/err.h"
 #include "../../common/event.h"
 #include "../../common/filter.h"
 #include "../../stored/jobs.h"
@@ -148,6 +153,168 @@ START_TEST(test_filters_free_copies)
 }
 END_TEST
 
+/* ---- admin jobs: the completion slot and its references ---- */
+
+/* The wait ends when every piece is done, not before; a wait that runs out
+ * says so. */
+START_TEST(test_admin_job_wait)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_CHECKPOINT, 2, 0);
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(a->rc, ERR_CLOSED);
+	ck_assert_int_eq(admin_job_wait(a, 20), ERR_TIMEOUT);
+	admin_job_done(a);
+	ck_assert_int_eq(admin_job_wait(a, 20), ERR_TIMEOUT);
+	admin_job_done(a);
+	ck_assert_int_eq(admin_job_wait(a, 20), 0);
+	admin_job_done(a); /* one too many: harmless */
+	ck_assert_int_eq(admin_job_wait(a, 0), 0);
+	admin_job_release(a);
+	admin_job_release(NULL);
+}
+END_TEST
+
+struct finisher {
+	struct write_job *job;
+	int delay_ms;
+};
+
+static void *finish_later(void *arg)
+{
+	struct finisher *f = arg;
+
+	usleep((useconds_t)f->delay_ms * 1000);
+	f->job->admin->rc = 0;
+	write_job_free(f->job); /* done + release */
+	return NULL;
+}
+
+/* A job carried by a write_job is finished when that job is freed, from
+ * another thread; the waiter sees its outputs. */
+START_TEST(test_admin_job_finished_by_free)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_VACUUM, 1, 0);
+	struct finisher f = { calloc(1, sizeof(struct write_job)), 30 };
+	pthread_t t;
+
+	admin_job_hold(a);
+	f.job->admin = a;
+	ck_assert_int_eq(pthread_create(&t, NULL, finish_later, &f), 0);
+	ck_assert_int_eq(admin_job_wait(a, 5000), 0);
+	ck_assert_int_eq(a->rc, 0);
+	pthread_join(t, NULL);
+	admin_job_release(a);
+}
+END_TEST
+
+/* The waiter gives up and drops its reference first; the job still
+ * carrying the other one frees everything later (LSan and ASan check). */
+START_TEST(test_admin_job_abandoned)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_DELETE, 1, 0);
+	struct finisher f = { calloc(1, sizeof(struct write_job)), 50 };
+	pthread_t t;
+
+	a->filters = make_filters(2);
+	a->nfilters = 2;
+	admin_job_hold(a);
+	f.job->admin = a;
+	ck_assert_int_eq(pthread_create(&t, NULL, finish_later, &f), 0);
+	ck_assert_int_eq(admin_job_wait(a, 1), ERR_TIMEOUT);
+	admin_job_release(a);
+	pthread_join(t, NULL);
+}
+END_TEST
+
+/* An import's results start as "not processed" with the given outcome. */
+START_TEST(test_admin_job_import_results)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_IMPORT, 3, 7);
+
+	ck_assert_uint_eq(a->nresults, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(a->results[i].outcome, 7);
+		ck_assert_str_eq(a->results[i].message, "error: not processed");
+	}
+	admin_job_release(a);
+	a = admin_job_new(ADMIN_OP_IMPORT, 0, 7);
+	ck_assert_uint_eq(a->nresults, 0);
+	admin_job_release(a);
+}
+END_TEST
+
+/* A bcast_job carrying a listing finishes it when freed. */
+START_TEST(test_admin_job_bcast)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_LIST_SUBS, 1, 0);
+	struct bcast_job *job = calloc(1, sizeof(*job));
+
+	job->kind = BCAST_LIST;
+	admin_job_hold(a);
+	job->admin = a;
+	bcast_job_free(job);
+	ck_assert_int_eq(admin_job_wait(a, 0), 0);
+	admin_job_release(a);
+}
+END_TEST
+
+/* Copies are deep (the source may go at once), and the listing stops at
+ * max_subs or at the byte budget, saying it was truncated. */
+START_TEST(test_admin_job_add_sub)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_LIST_SUBS, 1, 0);
+	struct filter *fs = make_filters(NFILTER_JSON);
+
+	a->max_subs = 3;
+	a->max_sub_bytes = 1 << 20;
+	ck_assert_int_eq(admin_job_add_sub(a, 1, 10, "a", 1, 5, fs, NFILTER_JSON), 0);
+	ck_assert_int_eq(admin_job_add_sub(a, 2, 20, "b\0c", 3, 6, fs, 1), 0);
+	ck_assert_int_eq(admin_job_add_sub(a, 3, 30, "d", 1, 7, NULL, 0), 0);
+	filters_free(fs, NFILTER_JSON);
+	ck_assert(!a->truncated);
+	ck_assert_int_eq(admin_job_add_sub(a, 4, 40, "e", 1, 8, NULL, 0), 1);
+	ck_assert(a->truncated);
+	ck_assert_uint_eq(a->nsubs, 3);
+	ck_assert_uint_eq(a->subs[0].nfilters, NFILTER_JSON);
+	ck_assert(a->subs[0].filters[0].has_ids && a->subs[0].filters[0].nids == 2);
+	ck_assert_str_eq(a->subs[0].filters[0].search, "hello world");
+	ck_assert(a->subs[1].worker == 2 && a->subs[1].conn_id == 20 && a->subs[1].serial == 6);
+	ck_assert(a->subs[1].sub_id_len == 3 && memcmp(a->subs[1].sub_id, "b\0c", 3) == 0);
+	ck_assert_uint_eq(a->subs[2].nfilters, 0);
+	admin_job_release(a);
+
+	/* the byte budget: the first always fits, the next does not */
+	a = admin_job_new(ADMIN_OP_LIST_SUBS, 1, 0);
+	fs = make_filters(1);
+	a->max_subs = 100;
+	a->max_sub_bytes = 10;
+	ck_assert_int_eq(admin_job_add_sub(a, 1, 1, "a", 1, 1, fs, 1), 0);
+	ck_assert_int_eq(admin_job_add_sub(a, 1, 1, "b", 1, 2, fs, 1), 1);
+	ck_assert(a->truncated && a->nsubs == 1);
+	filters_free(fs, 1);
+	admin_job_release(a);
+}
+END_TEST
+
+/* Many subscriptions: the array grows (capacity doubling) and all are kept. */
+START_TEST(test_admin_job_many_subs)
+{
+	struct admin_job *a = admin_job_new(ADMIN_OP_LIST_SUBS, 1, 0);
+	struct filter *fs = make_filters(1);
+
+	a->max_subs = 1000;
+	a->max_sub_bytes = 1 << 24;
+	for (uint32_t i = 0; i < 1000; i++)
+		ck_assert_int_eq(admin_job_add_sub(a, 1, i, "s", 1, i, fs, 1), 0);
+	ck_assert_uint_eq(a->nsubs, 1000);
+	for (uint32_t i = 0; i < 1000; i++)
+		ck_assert_uint_eq(a->subs[i].serial, i);
+	filters_free(fs, 1);
+	admin_job_release(a);
+}
+END_TEST
+
 static Suite *jobs_suite(void)
 {
 	Suite *s = suite_create("jobs");
@@ -158,6 +325,13 @@ static Suite *jobs_suite(void)
 	tcase_add_test(tc, test_query_job_free);
 	tcase_add_test(tc, test_filters_free);
 	tcase_add_test(tc, test_filters_free_copies);
+	tcase_add_test(tc, test_admin_job_wait);
+	tcase_add_test(tc, test_admin_job_finished_by_free);
+	tcase_add_test(tc, test_admin_job_abandoned);
+	tcase_add_test(tc, test_admin_job_import_results);
+	tcase_add_test(tc, test_admin_job_bcast);
+	tcase_add_test(tc, test_admin_job_add_sub);
+	tcase_add_test(tc, test_admin_job_many_subs);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,10 @@
  * from empty lists or since > until: query_sql must return no rows for them.
  * The NIP-45 shapes are checked the same way: query_sql_prepare_count()
  * over one to three filters against the number of distinct matching events,
- * query_sql_prepare_pubkeys() against the matching events' pubkeys.
+ * query_sql_prepare_pubkeys() against the matching events' pubkeys.  The
+ * operator's shapes too: query_sql_prepare_export() paged by a seq cursor
+ * against the matching events in seq order, and query_sql_prepare_delete()
+ * deleting exactly as many events as the count statement counts.
  *
  * Not covered here: filters with `search` (they order by FTS relevance,
  * which the reference does not model) and expiration (no generated event
@@ -558,6 +561,130 @@ START_TEST(test_count_and_pubkeys_differential)
 }
 END_TEST
 
+/* Whether present event i matches any of the n filters within scope. */
+static bool ref_matches_any(size_t i, const struct filter *fs, uint32_t n,
+			    const struct query_scope *scope)
+{
+	bool any = false;
+
+	if (!ref[i].present || ref[i].seq <= scope->min_seq || ref[i].seq > scope->max_seq)
+		return false;
+	for (uint32_t k = 0; k < n; k++)
+		any |= filter_matches(&fs[k], &ref[i].ev);
+	return any;
+}
+
+/* Pages through the export of fs (page rows at a time, the cursor being the
+ * last seq seen) and compares with the reference: every matching event once,
+ * in seq order, with its json.  Returns the number of rows. */
+static size_t check_export(const struct filter *fs, uint32_t n, uint32_t page, const char *what)
+{
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), page, true };
+	size_t want = 0, rows = 0, matches = 0;
+	sqlite3_stmt *st;
+	uint32_t got;
+
+	do {
+		got = 0;
+		if (query_sql_prepare_export(db, fs, n, &scope, &st))
+			ck_abort_msg("%s: export statement failed", what);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t seq = sqlite3_column_int64(st, 0);
+
+			while (want < nref && (!ref_matches_any(want, fs, n, &scope) ||
+					       ref[want].seq < seq))
+				want++;
+			if (want == nref || ref[want].seq != seq)
+				ck_abort_msg("%s: row seq %lld is not the next match", what,
+					     (long long)seq);
+			if (strcmp((const char *)sqlite3_column_text(st, 1), ref[want].ev.json))
+				ck_abort_msg("%s: json of seq %lld differs", what, (long long)seq);
+			scope.min_seq = seq;
+			got++;
+			rows++;
+		}
+		sqlite3_finalize(st);
+	} while (got == page);
+	scope.min_seq = 0;
+	for (size_t i = 0; i < nref; i++) /* nothing matching was skipped */
+		matches += ref_matches_any(i, fs, n, &scope);
+	if (rows != matches)
+		ck_abort_msg("%s: %zu rows exported, %zu match", what, rows, matches);
+	return rows;
+}
+
+START_TEST(test_export_differential)
+{
+	static const uint32_t pages[] = { 1, 7, 100, 5000 };
+	struct filter fs[3];
+	char what[64];
+
+	/* ref[] is in seq order (ingest appends), which check_export relies on */
+	for (size_t i = 1; i < nref; i++)
+		ck_assert_int_lt(ref[i - 1].seq, ref[i].seq);
+	filter_init(&fs[0]);
+	check_export(fs, 1, 64, "no filter");
+	rng_state = 4242;
+	for (int round = 0; round < 120; round++) {
+		uint32_t n = 1 + rng_below(3);
+
+		for (uint32_t k = 0; k < n; k++)
+			random_filter(&fs[k]);
+		snprintf(what, sizeof(what), "round %d, %u filters", round, n);
+		check_export(fs, n, pages[rng_below(4)], what);
+		for (uint32_t k = 0; k < n; k++)
+			filter_free(&fs[k]);
+	}
+}
+END_TEST
+
+/* The delete statement removes exactly what the count statement counts
+ * (checked inside a transaction that is rolled back), tags included. */
+START_TEST(test_delete_matches_count)
+{
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true };
+	struct filter fs[3];
+	sqlite3_stmt *st;
+	int64_t counted, after, tags_left;
+	char what[64];
+
+	ck_assert_int_eq(query_sql_prepare_delete(db, fs, 0, &scope, &st), ERR_INVAL);
+	rng_state = 9090;
+	for (int round = 0; round < 60; round++) {
+		uint32_t n = 1 + rng_below(3);
+
+		for (uint32_t k = 0; k < n; k++)
+			random_filter(&fs[k]);
+		snprintf(what, sizeof(what), "round %d, %u filters", round, n);
+		ck_assert_int_eq(query_sql_prepare_count(db, fs, n, &scope, &st), 0);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		counted = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		sql_exec("BEGIN");
+		ck_assert_int_eq(query_sql_prepare_delete(db, fs, n, &scope, &st), 0);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+		ck_assert_msg(sqlite3_changes(db) == counted, "%s: deleted %d, counted %lld", what,
+			      sqlite3_changes(db), (long long)counted);
+		ck_assert_int_eq(query_sql_prepare_count(db, fs, n, &scope, &st), 0);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		after = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		ck_assert_int_eq(after, 0);
+		ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM tags WHERE seq NOT IN"
+							" (SELECT seq FROM events)", -1, &st, NULL),
+				 SQLITE_OK);
+		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+		tags_left = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		ck_assert_int_eq(tags_left, 0);
+		sql_exec("ROLLBACK");
+		for (uint32_t k = 0; k < n; k++)
+			filter_free(&fs[k]);
+	}
+}
+END_TEST
+
 /* The population itself: ties, replacements and duplicates really happen. */
 START_TEST(test_population_shape)
 {
@@ -698,6 +825,8 @@ static Suite *query_sql_suite(void)
 	tcase_add_test(tc, test_tag_case_and_length);
 	tcase_add_test(tc, test_differential);
 	tcase_add_test(tc, test_count_and_pubkeys_differential);
+	tcase_add_test(tc, test_export_differential);
+	tcase_add_test(tc, test_delete_matches_count);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,8 +1,9 @@
 /*
  * test_subidx.c - checks stored/subidx.c: the add/replace/remove contract,
- * exactly-once reporting, and a differential run against a linear scan with
- * a reference matcher that works on universe indices (bitmasks), not bytes,
- * so it shares no logic with filter_matches().
+ * exactly-once reporting, the listing walk (subidx_foreach), and a
+ * differential run against a linear scan with a reference matcher that
+ * works on universe indices (bitmasks), not bytes, so it shares no logic
+ * with filter_matches().
  */
 #include <check.h>
 #include <stdarg.h>
@@ -367,6 +368,112 @@ START_TEST(test_remove_worker)
 	ck_assert_uint_eq(match_serials(idx, &ev), BIT(4));
 	ck_assert_uint_eq(subidx_remove_conn(idx, 2, 1), 0);
 	event_free(&ev);
+	subidx_free(idx);
+}
+END_TEST
+
+/* ---- subidx_foreach ---- */
+
+struct seen_sub {
+	uint16_t worker;
+	uint64_t conn_id;
+	char sub_id[8];
+	size_t sub_id_len;
+	uint32_t serial, nfilters, kind0;
+};
+
+struct walk {
+	struct seen_sub seen[16];
+	size_t n, stop_after;
+};
+
+static int walk_visit(void *arg, uint16_t worker, uint64_t conn_id, const char *sub_id,
+		      size_t sub_id_len, uint32_t serial, const struct filter *filters,
+		      uint32_t nfilters)
+{
+	struct walk *w = arg;
+	struct seen_sub *s = &w->seen[w->n++];
+
+	ck_assert_uint_le(w->n, 16);
+	ck_assert_uint_le(sub_id_len, sizeof(s->sub_id));
+	s->worker = worker;
+	s->conn_id = conn_id;
+	memcpy(s->sub_id, sub_id, sub_id_len);
+	s->sub_id_len = sub_id_len;
+	s->serial = serial;
+	s->nfilters = nfilters;
+	s->kind0 = nfilters && filters[0].has_kinds ? filters[0].kinds[0] : 0;
+	return w->stop_after && w->n == w->stop_after;
+}
+
+/* The walk's record of serial, or NULL. */
+static const struct seen_sub *walk_find(const struct walk *w, uint32_t serial)
+{
+	for (size_t i = 0; i < w->n; i++)
+		if (w->seen[i].serial == serial)
+			return &w->seen[i];
+	return NULL;
+}
+
+/* Every subscription once, with its name, serial and filters as they are
+ * now (replaced, removed and bulk-removed ones show as such). */
+START_TEST(test_foreach)
+{
+	struct subidx *idx = subidx_new();
+	struct filter *two = filters_new(2);
+	static struct walk w;
+	const struct seen_sub *s;
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_uint_eq(subidx_foreach(idx, walk_visit, &w), 0);
+	ck_assert_int_eq(add_kind(idx, 0, 1, "a", 1, 10), 0);
+	ck_assert_int_eq(add_kind(idx, 0, 1, "a", 2, 11), 0); /* replaces serial 1 */
+	ck_assert_int_eq(subidx_add(idx, 0, 1, "a\0b", 3, 3, filter_one(), 1), 0);
+	f_kinds(&two[0], 1, 30023);
+	ck_assert_int_eq(subidx_add(idx, 7, 1ull << 40, "zz", 2, 4, two, 2), 0);
+	ck_assert_int_eq(add_kind(idx, 2, 5, "gone", 5, 1), 0);
+	ck_assert_int_eq(add_kind(idx, 3, 6, "conn", 6, 1), 0);
+	ck_assert_int_eq(add_kind(idx, 3, 7, "kept", 7, 1), 0);
+	ck_assert_int_eq(subidx_remove(idx, 2, 5, "gone", 4), 0);
+	ck_assert_uint_eq(subidx_remove_conn(idx, 3, 6), 1);
+	ck_assert_uint_eq(subidx_foreach(idx, walk_visit, &w), 4);
+	ck_assert_uint_eq(w.n, subidx_count(idx));
+	ck_assert_ptr_null(walk_find(&w, 1));
+	ck_assert_ptr_null(walk_find(&w, 5));
+	ck_assert_ptr_null(walk_find(&w, 6));
+	s = walk_find(&w, 2);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(s->worker == 0 && s->conn_id == 1 && s->sub_id_len == 1 && s->sub_id[0] == 'a');
+	ck_assert(s->nfilters == 1 && s->kind0 == 11);
+	s = walk_find(&w, 3);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(s->sub_id_len == 3 && memcmp(s->sub_id, "a\0b", 3) == 0 && s->kind0 == 0);
+	s = walk_find(&w, 4);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(s->worker == 7 && s->conn_id == 1ull << 40 && s->nfilters == 2 &&
+		  s->kind0 == 30023 && memcmp(s->sub_id, "zz", 2) == 0);
+	s = walk_find(&w, 7);
+	ck_assert_ptr_nonnull(s);
+	ck_assert(s->worker == 3 && s->conn_id == 7);
+	subidx_free(idx);
+}
+END_TEST
+
+/* A nonzero return stops the walk after that call. */
+START_TEST(test_foreach_stops)
+{
+	struct subidx *idx = subidx_new();
+	static struct walk w;
+	char name[2] = { 0, 0 };
+
+	for (int i = 0; i < 10; i++) {
+		name[0] = (char)('a' + i);
+		ck_assert_int_eq(add_kind(idx, 0, 1, name, (uint32_t)i, 1), 0);
+	}
+	memset(&w, 0, sizeof(w));
+	w.stop_after = 3;
+	ck_assert_uint_eq(subidx_foreach(idx, walk_visit, &w), 3);
+	ck_assert_uint_eq(w.n, 3);
 	subidx_free(idx);
 }
 END_TEST
@@ -947,6 +1054,8 @@ static Suite *subidx_suite(void)
 	tcase_add_test(tc, test_candidates_are_checked_fully);
 	tcase_add_test(tc, test_filters_that_never_match);
 	tcase_add_test(tc, test_removed_not_reported);
+	tcase_add_test(tc, test_foreach);
+	tcase_add_test(tc, test_foreach_stops);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(diff, 300);
 	tcase_add_test(diff, test_differential);
