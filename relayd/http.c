@@ -103,8 +103,15 @@ static int http_write_headers(struct lws *wsi, struct http_session *s)
 	int n = snprintf(worker, sizeof(worker), "%d", r->instance);
 
 	s->headers_sent = true;
-	return lws_add_http_common_headers(wsi, s->status, s->type, s->len, &p, end) ||
-	       http_cors(wsi, &p, end) ||
+	if (lws_add_http_common_headers(wsi, s->status, s->type, s->len, &p, end))
+		return 1;
+	/* A client that asked to close must be told the connection closes,
+	 * or it may send its next request into the closing socket. */
+	if (http_header_has(wsi, WSI_TOKEN_CONNECTION, "close") &&
+	    lws_add_http_header_by_name(wsi, (const unsigned char *)"connection:",
+					(const unsigned char *)"close", 5, &p, end))
+		return 1;
+	return http_cors(wsi, &p, end) ||
 	       lws_add_http_header_by_name(wsi, (const unsigned char *)"x-relay-worker:",
 					   (const unsigned char *)worker, n, &p, end) ||
 	       lws_finalize_write_http_header(wsi, start, &p, end);

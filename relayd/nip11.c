@@ -48,7 +48,7 @@ static const char *nip11_pick(const char *override, const char *configured)
 
 int nip11_build(struct relayd *r)
 {
-	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70 };
+	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70, 86 };
 	int nips[12];
 	int n = 0;
 	cJSON *doc = cJSON_CreateObject();
@@ -67,7 +67,9 @@ int nip11_build(struct relayd *r)
 	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
 	/* Only what works now: NIP-50 only while the search index is on. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
-		if ((base[i] != 50 || relayd_cfg(r)->search) && (base[i] != 13 || relayd_cfg(r)->min_pow_difficulty))
+		if ((base[i] != 50 || relayd_cfg(r)->search) &&
+		    (base[i] != 13 || relayd_cfg(r)->min_pow_difficulty) &&
+		    (base[i] != 86 || relayd_cfg(r)->admin_pubkeys[0]))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
 	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r)));

@@ -32,6 +32,7 @@ static const struct {
 	{ "ban", admin__ban },
 	{ "unban", admin__unban },
 	{ "bans", admin__bans },
+	{ "nip86", admin__nip86 },
 	{ "export", admin__export },
 	{ "import", admin__import },
 };

@@ -45,6 +45,16 @@ static const char db_schema[] =
 	"CREATE TABLE IF NOT EXISTS banned_pubkeys("
 	" pubkey BLOB PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL)"
 	" WITHOUT ROWID;"
+	/* NIP-86 management state (stored/admin_nip86.c): who and what may be
+	 * published, addresses refused at connect, relay texts shown in NIP-11. */
+	"CREATE TABLE IF NOT EXISTS allowed_pubkeys("
+	" pubkey BLOB PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS banned_events("
+	" id BLOB PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS allowed_kinds(kind INTEGER PRIMARY KEY);"
+	"CREATE TABLE IF NOT EXISTS blocked_ips("
+	" ip TEXT PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE IF NOT EXISTS relay_info(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
 	/* NIP-50: the decoded content of each event, for full-text search. */
 	"CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(content, tokenize='unicode61');"
 	/* Every way an event leaves (replaced, deleted, expired, vanished,

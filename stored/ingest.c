@@ -6,6 +6,7 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "access.h"
 #include "erase.h"
 
 enum ingest_stmt {
@@ -34,6 +35,7 @@ struct ingest {
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_COUNT];
 	struct erase *erase;
+	struct access *access;
 	bool search;
 };
 
@@ -46,7 +48,10 @@ struct ingest *ingest_new(sqlite3 *db, bool search)
 	in->db = db;
 	in->search = search;
 	in->erase = erase_new(db);
-	if (!in->erase) {
+	in->access = access_new(db);
+	if (!in->erase || !in->access) {
+		erase_free(in->erase);
+		access_free(in->access);
 		free(in);
 		return NULL;
 	}
@@ -68,6 +73,7 @@ void ingest_free(struct ingest *in)
 	for (int i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(in->st[i]);
 	erase_free(in->erase);
+	access_free(in->access);
 	free(in);
 }
 
@@ -201,7 +207,9 @@ enum ingest_outcome ingest_event(struct ingest *in, const struct event *ev, int6
 	uint32_t addr_len = 0;
 	int exists, superseded, refused;
 
-	refused = erase_refuses(in->erase, ev, why);
+	refused = access_refuses(in->access, ev, why);
+	if (!refused)
+		refused = erase_refuses(in->erase, ev, why);
 	if (refused)
 		return refused < 0 ? INGEST_FAILED : INGEST_REFUSED;
 	if (cls == EVENT_REGULAR)

@@ -88,6 +88,22 @@ enum admin_op {
 	ADMIN_OP_UNBAN,      /* pubkey */
 	ADMIN_OP_DELETE,     /* the events matching any of filters */
 	ADMIN_OP_LIST_SUBS,  /* bcast copies up to max_subs subscriptions */
+	ADMIN_OP_MANAGE,     /* a NIP-86 change: statement manage, with pubkey
+				(or event id), reason, text2 and now */
+};
+
+/* The NIP-86 changes the writer carries out (maint.c). */
+enum manage_stmt {
+	MANAGE_ALLOW_PUBKEY,   /* pubkey, reason */
+	MANAGE_UNALLOW_PUBKEY, /* pubkey */
+	MANAGE_BAN_EVENT,      /* pubkey = the event id, reason; deletes it too */
+	MANAGE_ALLOW_EVENT,    /* pubkey = the event id */
+	MANAGE_ALLOW_KIND,     /* now = the kind */
+	MANAGE_DISALLOW_KIND,  /* now = the kind */
+	MANAGE_BLOCK_IP,       /* text2 = the address, reason */
+	MANAGE_UNBLOCK_IP,     /* text2 = the address */
+	MANAGE_SET_INFO,       /* text2 = name|description|icon, reason = the value */
+	MANAGE_COUNT
 };
 
 /* One import's outcome (enum ingest_outcome) and its OK message (static). */
@@ -121,7 +137,9 @@ struct admin_job {
 	enum admin_op op;
 	/* inputs */
 	uint8_t pubkey[32];     /* BAN, UNBAN */
-	char reason[256];       /* BAN */
+	char reason[256];       /* BAN, MANAGE */
+	char text2[256];        /* MANAGE */
+	enum manage_stmt manage; /* MANAGE */
 	int64_t now;            /* BAN: created_at of the ban */
 	struct filter *filters; /* DELETE: owned */
 	uint32_t nfilters;

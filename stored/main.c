@@ -26,6 +26,7 @@
 #include "admin.h"
 #include "bcast.h"
 #include "db.h"
+#include "manage.h"
 #include "metrics.h"
 #include "query.h"
 #include "queue.h"
@@ -150,6 +151,8 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot start the rpc thread");
 	if (metrics_start(s))
 		fatalx("cannot start the metrics thread");
+	if (manage_open(s))
+		fatalx("cannot open the internal management socket");
 	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
 	notify_send("READY=1\nSTATUS=serving");
 }
@@ -167,6 +170,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
 	metrics_stop(s);
+	manage_close(s);
 	nng_close(s->rpc);
 	pthread_join(t->rpc, NULL);
 	queue_close(s->bcast_q);

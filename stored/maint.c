@@ -104,6 +104,61 @@ static int maint_delete(sqlite3 *db, struct admin_job *job)
 	return 0;
 }
 
+/* NIP-86 changes: up to two statements each, with ?1 the pubkey or event
+ * id, ?2 the reason or value, ?3 now or the kind, ?4 the address or key. */
+static const char *const maint_manage_sql[MANAGE_COUNT][2] = {
+	[MANAGE_ALLOW_PUBKEY] = { "INSERT INTO allowed_pubkeys(pubkey, reason, created_at)"
+				  " VALUES(?1, ?2, ?3) ON CONFLICT DO UPDATE SET reason = ?2" },
+	[MANAGE_UNALLOW_PUBKEY] = { "DELETE FROM allowed_pubkeys WHERE pubkey = ?1" },
+	[MANAGE_BAN_EVENT] = { "INSERT INTO banned_events(id, reason, created_at)"
+			       " VALUES(?1, ?2, ?3) ON CONFLICT DO UPDATE SET reason = ?2",
+			       "DELETE FROM events WHERE id = ?1" },
+	[MANAGE_ALLOW_EVENT] = { "DELETE FROM banned_events WHERE id = ?1" },
+	[MANAGE_ALLOW_KIND] = { "INSERT OR IGNORE INTO allowed_kinds(kind) VALUES(?3)" },
+	[MANAGE_DISALLOW_KIND] = { "DELETE FROM allowed_kinds WHERE kind = ?3" },
+	[MANAGE_BLOCK_IP] = { "INSERT INTO blocked_ips(ip, reason, created_at)"
+			      " VALUES(?4, ?2, ?3) ON CONFLICT DO UPDATE SET reason = ?2" },
+	[MANAGE_UNBLOCK_IP] = { "DELETE FROM blocked_ips WHERE ip = ?4" },
+	[MANAGE_SET_INFO] = { "INSERT INTO relay_info(key, value) VALUES(?4, ?2)"
+			      " ON CONFLICT DO UPDATE SET value = ?2" },
+};
+
+/* Binds the parameters a statement names (an unnamed one would be an error). */
+static void maint_manage_bind(sqlite3_stmt *st, const struct admin_job *job)
+{
+	int n = sqlite3_bind_parameter_count(st);
+
+	if (n >= 1)
+		sqlite3_bind_blob(st, 1, job->pubkey, 32, SQLITE_STATIC);
+	if (n >= 2)
+		sqlite3_bind_text(st, 2, job->reason, -1, SQLITE_STATIC);
+	if (n >= 3)
+		sqlite3_bind_int64(st, 3, job->now);
+	if (n >= 4)
+		sqlite3_bind_text(st, 4, job->text2, -1, SQLITE_STATIC);
+}
+
+static int maint_manage(sqlite3 *db, struct admin_job *job)
+{
+	if ((unsigned)job->manage >= MANAGE_COUNT)
+		return ERR_INVAL;
+	job->values[0] = 0;
+	for (int i = 0; i < 2 && maint_manage_sql[job->manage][i]; i++) {
+		sqlite3_stmt *st;
+		int rc;
+
+		if (sqlite3_prepare_v2(db, maint_manage_sql[job->manage][i], -1, &st, NULL) != SQLITE_OK)
+			return ERR_DB;
+		maint_manage_bind(st, job);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return ERR_DB;
+		job->values[i] = sqlite3_changes(db);
+	}
+	return 0;
+}
+
 typedef int (*maint_fn)(sqlite3 *db, struct admin_job *job);
 
 static const maint_fn maint_ops[] = {
@@ -112,6 +167,7 @@ static const maint_fn maint_ops[] = {
 	[ADMIN_OP_BAN] = maint_ban,
 	[ADMIN_OP_UNBAN] = maint_unban,
 	[ADMIN_OP_DELETE] = maint_delete,
+	[ADMIN_OP_MANAGE] = maint_manage,
 };
 
 void maint_run(sqlite3 *db, struct admin_job *job)

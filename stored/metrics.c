@@ -225,6 +225,54 @@ static void metrics_publish(struct metrics *m)
 		nng_msg_free(msg);
 }
 
+/* A relay_info value ("" when unset), copied into out. */
+static void metrics_info(struct metrics *m, const char *key, char *out, size_t len)
+{
+	sqlite3_stmt *st;
+
+	out[0] = '\0';
+	if (sqlite3_prepare_v2(m->db, "SELECT value FROM relay_info WHERE key = ?1", -1, &st, NULL))
+		return;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(out, len, "%s", (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* NIP-86 state the workers act on: relay texts and blocked addresses.
+ * The buffers are static: only this thread publishes. */
+static void metrics_publish_policy(struct metrics *m)
+{
+	static char name[256], description[256], icon[256], ips[MSG_POLICY_MAX_IPS][64];
+	static struct msg_str views[MSG_POLICY_MAX_IPS];
+	struct msg_header h = { PROTO_VERSION, MSG_POLICY, 0xffff, 0 };
+	struct msg_policy p = { .blocked_ips = views };
+	sqlite3_stmt *st;
+	nng_msg *msg;
+
+	metrics_info(m, "name", name, sizeof(name));
+	metrics_info(m, "description", description, sizeof(description));
+	metrics_info(m, "icon", icon, sizeof(icon));
+	p.relay_name = (struct msg_str){ name, (uint32_t)strlen(name) };
+	p.relay_description = (struct msg_str){ description, (uint32_t)strlen(description) };
+	p.relay_icon = (struct msg_str){ icon, (uint32_t)strlen(icon) };
+	if (sqlite3_prepare_v2(m->db, "SELECT ip FROM blocked_ips", -1, &st, NULL) == SQLITE_OK) {
+		while (p.nblocked < MSG_POLICY_MAX_IPS && sqlite3_step(st) == SQLITE_ROW) {
+			snprintf(ips[p.nblocked], sizeof(ips[0]), "%s", sqlite3_column_text(st, 0));
+			views[p.nblocked] = (struct msg_str){ ips[p.nblocked],
+							      (uint32_t)strlen(ips[p.nblocked]) };
+			p.nblocked++;
+		}
+		sqlite3_finalize(st);
+	}
+	buf_reset(&m->out);
+	if (msg_encode_policy(&m->out, &h, &p) || nng_msg_alloc(&msg, 0))
+		return;
+	if (nng_msg_append(msg, m->out.data, m->out.len) ||
+	    nng_sendmsg(m->s->pub, msg, NNG_FLAG_NONBLOCK))
+		nng_msg_free(msg);
+}
+
 static void *metrics_main(void *arg)
 {
 	struct metrics *m = arg;
@@ -233,8 +281,10 @@ static void *metrics_main(void *arg)
 	while (!atomic_load(&m->s->stopping)) {
 		for (int i = 0; i < 10 && !atomic_load(&m->s->stopping); i++)
 			nanosleep(&tick, NULL);
-		if (!atomic_load(&m->s->stopping))
+		if (!atomic_load(&m->s->stopping)) {
 			metrics_publish(m);
+			metrics_publish_policy(m);
+		}
 	}
 	db_close(m->db);
 	buf_free(&m->text);

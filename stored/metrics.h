@@ -5,7 +5,8 @@
  * last report (WORKER_STATS) as Prometheus text, plus a short JSON summary
  * for the status page, and publishes both as one METRICS message on
  * stored-pub.ipc.  Any worker then answers GET /metrics from its copy, so
- * a scrape needs no round trip and sees the whole relay.
+ * a scrape needs no round trip and sees the whole relay.  The same thread
+ * publishes POLICY (NIP-86 relay texts and blocked addresses) each second.
  */
 #ifndef STORED_METRICS_H
 #define STORED_METRICS_H

@@ -13,6 +13,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "jobs.h"
+#include "manage.h"
 #include "queue.h"
 #include "stored.h"
 
@@ -266,6 +267,17 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	msg_count_release(&m);
 }
 
+static void rpc_manage(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
+{
+	struct msg_manage m;
+
+	if (msg_decode_manage(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	manage_forward(s, to, &m);
+}
+
 typedef void (*rpc_handler)(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len);
 
@@ -277,6 +289,7 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_CONN_CLOSED] = rpc_conn_closed,
 	[MSG_WORKER_STATS] = rpc_worker_stats,
 	[MSG_COUNT] = rpc_count,
+	[MSG_MANAGE] = rpc_manage,
 };
 
 static void rpc_dispatch(struct stored *s, nng_msg *msg)

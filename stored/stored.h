@@ -83,6 +83,7 @@ struct stored {
 	nng_socket rpc;
 	nng_socket pub;
 	nng_socket admin;
+	nng_socket manage_req;  /* internal: NIP-86 requests to the admin thread */
 	struct queue *write_q;
 	struct queue *bcast_q;
 	struct queue *query_q;

@@ -66,6 +66,33 @@ static int ctl_build_ban(struct ctl *c, cJSON *req)
 	return 0;
 }
 
+/* nip86 METHOD [PARAM...]: a NIP-86 request; all-digit parameters are
+ * numbers (kinds), the rest strings. */
+static int ctl_build_nip86(struct ctl *c, cJSON *req)
+{
+	cJSON *request = cJSON_CreateObject(), *params = cJSON_CreateArray();
+
+	cJSON_AddStringToObject(req, "cmd", "nip86");
+	cJSON_AddStringToObject(request, "method", c->args[0]);
+	for (int i = 1; i < c->nargs; i++) {
+		const char *a = c->args[i];
+		int digits = a[0] != '\0' && strspn(a, "0123456789") == strlen(a) && strlen(a) < 10;
+
+		cJSON_AddItemToArray(params, digits ? cJSON_CreateNumber(atoi(a)) : cJSON_CreateString(a));
+	}
+	cJSON_AddItemToObject(request, "params", params);
+	cJSON_AddItemToObject(req, "request", request);
+	return 0;
+}
+
+static void ctl_show_nip86(const cJSON *reply)
+{
+	char *text = cJSON_Print(cJSON_GetObjectItemCaseSensitive(reply, "result"));
+
+	printf("%s\n", text ? text : "null");
+	free(text);
+}
+
 static const struct ctl_command ctl_commands[] = {
 	{ "stats", "", 0, 0, NULL, ctl_show_stats, NULL },
 	{ "workers", "", 0, 0, NULL, ctl_show_workers, NULL },
@@ -79,6 +106,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "bans", "", 0, 0, NULL, ctl_show_bans, NULL },
 	{ "export", "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
 	{ "import", "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
+	{ "nip86", "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
