@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "log.h"
+#include "retention.h"
 
 enum config_type { CONFIG_STR, CONFIG_U32, CONFIG_I64 };
 
@@ -78,6 +79,8 @@ static const struct config_key config_keys[] = {
 	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
 	U32(expire_interval, "storage", "60", 1, 86400,
 	    "seconds between removals of expired events from disk (NIP-40)"),
+	STR(retention, "storage", "",
+	    "drop old events: KINDS:DAYS rules separated by ';', e.g. 7,6:30;*:3650 (empty: keep all)"),
 	U32(verify_threads, "workers", "1", 1, 64, "threads per relayd that parse and verify"),
 	STR(auth_required, "access", "no",
 	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
@@ -192,6 +195,12 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 	    strcmp(cfg->auth_required, "reads") && strcmp(cfg->auth_required, "all")) {
 		snprintf(err, err_len, "auth_required must be no, writes, reads or all");
 		return ERR_CONFIG;
+	}
+	{
+		struct retention rules;
+
+		if (retention_parse(cfg->retention, &rules, err, err_len))
+			return ERR_CONFIG;
 	}
 	if (strcmp(cfg->db_synchronous, "full") && strcmp(cfg->db_synchronous, "normal")) {
 		snprintf(err, err_len, "db_synchronous must be full or normal");

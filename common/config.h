@@ -54,6 +54,7 @@ struct config {
 	char db_synchronous[16];
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t expire_interval; /* seconds between removals of expired events */
+	char retention[CONFIG_TEXT_MAX]; /* rules, see retention.h */
 	/* [workers] */
 	uint32_t verify_threads;
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */

@@ -33,6 +33,7 @@ static const struct {
 	{ "unban", admin__unban },
 	{ "bans", admin__bans },
 	{ "nip86", admin__nip86 },
+	{ "retention", admin__retention },
 	{ "export", admin__export },
 	{ "import", admin__import },
 };

@@ -84,6 +84,9 @@ cJSON *admin__ban(struct admin *a, const cJSON *req);
 cJSON *admin__unban(struct admin *a, const cJSON *req);
 cJSON *admin__delete(struct admin *a, const cJSON *req);
 
+/* admin_retention.c: what the retention rules would remove now */
+cJSON *admin__retention(struct admin *a, const cJSON *req);
+
 /* admin_nip86.c: {"cmd": "nip86", "request": {...}} answers a NIP-86 request */
 cJSON *admin__nip86(struct admin *a, const cJSON *req);
 

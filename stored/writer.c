@@ -7,6 +7,7 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/retention.h"
 #include "../proto/msg.h"
 #include "db.h"
 #include "ingest.h"
@@ -115,6 +116,38 @@ static void writer_expire(struct writer *w)
 	sqlite3_finalize(st);
 }
 
+/* The operator's retention rules (retention.h), a bounded slice per
+ * statement like the expiry job. */
+static void writer_retention(struct writer *w)
+{
+	struct retention rules;
+	char err[160];
+	int64_t now = (int64_t)time(NULL);
+
+	if (retention_parse(w->s->cfg.retention, &rules, err, sizeof(err)))
+		return; /* config_load() refused it already */
+	for (uint32_t i = 0; i < rules.nrules && !atomic_load(&w->s->stopping); i++) {
+		struct buf sql = BUF_INIT;
+		sqlite3_stmt *st;
+		int changed;
+
+		if (buf_append_str(&sql, "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE ") ||
+		    retention_where(&rules, i, now, &sql) || buf_append_str(&sql, " LIMIT 5000)") ||
+		    sqlite3_prepare_v2(w->db, sql.data, -1, &st, NULL) != SQLITE_OK) {
+			buf_free(&sql);
+			continue;
+		}
+		do {
+			changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(w->db) : 0;
+			sqlite3_reset(st);
+			if (changed)
+				log_info("retention rule %u removed %d events", i + 1, changed);
+		} while (changed == 5000 && !atomic_load(&w->s->stopping));
+		sqlite3_finalize(st);
+		buf_free(&sql);
+	}
+}
+
 /* Waits for the first job of a batch, running the expiry job when due. */
 static struct write_job *writer_wait(struct writer *w)
 {
@@ -126,6 +159,7 @@ static struct write_job *writer_wait(struct writer *w)
 
 		if (now - w->last_expiry >= interval) {
 			writer_expire(w);
+			writer_retention(w);
 			w->last_expiry = now;
 		}
 		job = queue_pop_timed(w->s->write_q, (int)(interval * 1000));

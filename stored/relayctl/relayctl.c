@@ -93,6 +93,18 @@ static void ctl_show_nip86(const cJSON *reply)
 	free(text);
 }
 
+static void ctl_show_retention(const cJSON *reply)
+{
+	const cJSON *rule;
+
+	printf("retention = %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "retention")));
+	cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(reply, "rules"))
+		printf("rule %.0f (%.0f days): would delete %.0f events now\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "rule")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "days")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "would_delete")));
+}
+
 static const struct ctl_command ctl_commands[] = {
 	{ "stats", "", 0, 0, NULL, ctl_show_stats, NULL },
 	{ "workers", "", 0, 0, NULL, ctl_show_workers, NULL },
@@ -107,6 +119,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "export", "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
 	{ "import", "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
 	{ "nip86", "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
+	{ "retention", "", 0, 0, NULL, ctl_show_retention, NULL },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
