@@ -34,6 +34,7 @@ static const struct {
 	{ "bans", admin__bans },
 	{ "nip86", admin__nip86 },
 	{ "retention", admin__retention },
+	{ "reload", admin__reload },
 	{ "export", admin__export },
 	{ "import", admin__import },
 };

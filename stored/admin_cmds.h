@@ -84,6 +84,9 @@ cJSON *admin__ban(struct admin *a, const cJSON *req);
 cJSON *admin__unban(struct admin *a, const cJSON *req);
 cJSON *admin__delete(struct admin *a, const cJSON *req);
 
+/* admin_reload.c: SIGHUP to stored and every connected worker */
+cJSON *admin__reload(struct admin *a, const cJSON *req);
+
 /* admin_retention.c: what the retention rules would remove now */
 cJSON *admin__retention(struct admin *a, const cJSON *req);
 

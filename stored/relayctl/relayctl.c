@@ -105,6 +105,16 @@ static void ctl_show_retention(const cJSON *reply)
 		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "would_delete")));
 }
 
+static void ctl_show_reload(const cJSON *reply)
+{
+	const cJSON *w;
+
+	printf("stored: %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "stored"))
+					 ? "reloading" : "not signalled");
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, "workers"))
+		printf("relayd@%.0f: reloading\n", cJSON_GetNumberValue(w));
+}
+
 static const struct ctl_command ctl_commands[] = {
 	{ "stats", "", 0, 0, NULL, ctl_show_stats, NULL },
 	{ "workers", "", 0, 0, NULL, ctl_show_workers, NULL },
@@ -120,6 +130,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "import", "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
 	{ "nip86", "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
 	{ "retention", "", 0, 0, NULL, ctl_show_retention, NULL },
+	{ "reload", "", 0, 0, NULL, ctl_show_reload, NULL },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))

@@ -35,12 +35,26 @@ describe('config reload', () => {
     }
   });
 
+  it('relayctl reload signals stored and every worker', async () => {
+    const text = readFileSync(relay.configPath, 'utf8').replace(/^relay_name = .*$/m, 'relay_name = via relayctl');
+    writeFileSync(relay.configPath, text);
+    const r = await relay.relayctl('--json', 'reload');
+    assert.equal(r.code, 0, r.stderr);
+    const reply = JSON.parse(r.stdout);
+    assert.equal(reply.stored, true);
+    assert.deepEqual(reply.workers.sort(), [1, 2]);
+    await until(async () => {
+      for (let i = 0; i < 4; i++) if ((await nip11(relay)).name !== 'via relayctl') return false;
+      return true;
+    }, { timeout: 3000, what: 'the name changed on both workers' });
+  });
+
   it('a broken file is refused and the running configuration stays', async () => {
     writeFileSync(relay.configPath, readFileSync(relay.configPath, 'utf8') + '\nno_such_key = 1\n');
     await relay.kill(1, 'SIGHUP');
     await until(() => /reload refused/.test(relay.logs()), { timeout: 3000, what: 'a refusal in the log' });
     const c = await relay.connectTo(1);
     assert.equal((await c.req('ok', {}, {})).eose, true);
-    assert.equal((await nip11(relay)).name, 'after');
+    assert.equal((await nip11(relay)).name, 'via relayctl');
   });
 });
