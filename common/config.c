@@ -88,6 +88,8 @@ static const struct config_key config_keys[] = {
 	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
 	    "how long a worker waits for stored before answering error:"),
+	U32(deliver_queue, "workers", "8192", 16, 1048576,
+	    "live deliveries a busy worker may lag behind before some are lost (and counted)"),
 	STR(admin_pubkeys, "access", "",
 	    "NIP-86 admins: comma-separated hex pubkeys (empty: the management API is off)"),
 	U32(metrics_public, "workers", "0", 0, 1,

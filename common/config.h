@@ -60,6 +60,7 @@ struct config {
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
+	uint32_t deliver_queue;
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
 	/* [logging] */

@@ -142,7 +142,7 @@ int link_open(struct relayd *r)
 		return ERR_NNG;
 	nng_socket_set_size(r->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_size(r->sub, NNG_OPT_RECVMAXSZ, max);
-	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF, 8192);
+	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF, (int)relayd_cfg(r)->deliver_queue);
 	nng_socket_set_int(r->rpc, NNG_OPT_RECVBUF, 1024);
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));

@@ -1,0 +1,79 @@
+/*
+ * faults.test.mjs - the relay under two kinds of overload:
+ *   - a client that stops reading its socket while subscribed to a
+ *     firehose is dropped at max_outbound_bytes, while another subscriber
+ *     keeps receiving everything promptly;
+ *   - a worker that falls behind stored (stopped with SIGSTOP while events
+ *     pour in) loses live deliveries on the pub/sub link, and the gap is
+ *     detected by sequence number and counted in /metrics.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { useRelay, until, sleep } from './lib/relay.mjs';
+import { keypair, signed } from './lib/client.mjs';
+
+function sample(text, name) {
+  const line = text.split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{'));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
+describe('a slow reader', () => {
+  const relay = useRelay({ workers: 1, config: { max_outbound_bytes: 65536 } });
+
+  it('is disconnected at its outbound cap; other subscribers keep up', async () => {
+    const kp = keypair();
+    const slow = await relay.connect();
+    const fast = await relay.connect();
+    const pub = await relay.connect();
+    assert.equal((await slow.req('fire', { kinds: [1], limit: 0 })).eose, true);
+    assert.equal((await fast.req('fire', { kinds: [1], limit: 0 })).eose, true);
+    slow.ws._socket.pause(); /* stops reading: the kernel buffers fill, then the relay's queue */
+    const content = 'x'.repeat(60000);
+    const ids = [];
+    const started = Date.now();
+    for (let i = 0; i < 120; i++) {
+      const ev = signed(kp.sk, { content: `${i} ${content}` });
+      ids.push(ev.id);
+      assert.equal((await pub.publish(ev)).ok, true);
+    }
+    for (const id of ids) await fast.liveEvent('fire', id, { timeout: 5000 });
+    const fastMs = Date.now() - started;
+    assert.ok(fastMs < 30000, `the fast subscriber took ${fastMs} ms`);
+    slow.ws._socket.resume();
+    await slow.waitClosed({ timeout: 5000 });
+    const got = slow.take((f) => f[0] === 'EVENT').length;
+    assert.ok(got < ids.length, `the slow reader received all ${got} events instead of being cut off`);
+  });
+});
+
+describe('a worker that falls behind stored', () => {
+  const relay = useRelay({ workers: 2, config: { deliver_queue: 16 } });
+
+  it('loses deliveries, and the gap is counted', async () => {
+    const kp = keypair();
+    const sub = await relay.connectTo(2);
+    const pub = await relay.connectTo(1);
+    assert.equal((await sub.req('eph', { kinds: [20001] })).eose, true);
+    await relay.kill(2, 'SIGSTOP');
+    try {
+      const events = [];
+      for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 20001, content: `e${i}` }));
+      for (const ev of events) pub.send(['EVENT', ev]);
+      await pub.okFor(events[events.length - 1].id, { timeout: 20000 });
+    } finally {
+      await relay.kill(2, 'SIGCONT');
+    }
+    let gaps;
+    await until(async () => {
+      gaps = sample((await relay.httpGet('/metrics')).body, 'relay_worker_deliver_gaps_total{worker="2"}');
+      return gaps > 0;
+    }, { timeout: 8000, interval: 300, what: 'a deliver gap counted for worker 2' });
+    assert.ok(gaps > 0);
+    /* The worker is healthy again: a new event reaches the subscriber. */
+    await sleep(500);
+    const after = signed(kp.sk, { kind: 20001, content: 'after' });
+    sub.take(() => true);
+    assert.equal((await pub.publish(after)).ok, true);
+    await sub.liveEvent('eph', after.id, { timeout: 5000 });
+  });
+});
