@@ -186,6 +186,10 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	struct relayd *r = lws_context_user(lws_get_context(wsi));
 	struct ws_session *pss = user;
 
+	/* Connections that close before a request was parsed have no session
+	 * (lws allocates it with the request): nothing of ours to do then. */
+	if (!pss && reason != LWS_CALLBACK_EVENT_WAIT_CANCELLED && reason != LWS_CALLBACK_ADD_HEADERS)
+		return lws_callback_http_dummy(wsi, reason, user, in, len);
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED: return ws_on_open(r, wsi, pss);
 	case LWS_CALLBACK_RECEIVE: return ws_on_receive(r, wsi, pss, in, len);
