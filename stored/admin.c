@@ -5,6 +5,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -178,11 +179,25 @@ static cJSON *admin_answer(struct admin *a, const char *cmd, const cJSON *req)
 			    "checkpoint vacuum delete ban unban bans export import", cmd);
 }
 
+/* The socket file is mode 0600 already; the peer's uid (which nng reads
+ * from the kernel for IPC) is checked too, in case the mode is loosened. */
+static bool admin_peer_allowed(nng_msg *msg)
+{
+	uint64_t uid;
+
+	if (nng_pipe_get_uint64(nng_msg_get_pipe(msg), NNG_OPT_IPC_PEER_UID, &uid))
+		return false;
+	return uid == 0 || uid == (uint64_t)getuid();
+}
+
 static void admin_serve(struct admin *a, nng_msg *msg)
 {
 	char cmd[64];
-	cJSON *req = admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd, sizeof(cmd));
-	cJSON *answer = admin_answer(a, cmd, req);
+	bool allowed = admin_peer_allowed(msg);
+	cJSON *req = allowed ? admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd, sizeof(cmd))
+			     : NULL;
+	cJSON *answer = allowed ? admin_answer(a, cmd, req)
+				: admin__error("permission denied: only stored's user and root may ask");
 	char *text = cJSON_PrintUnformatted(answer);
 
 	cJSON_Delete(answer);
