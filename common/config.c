@@ -75,6 +75,8 @@ static const struct config_key config_keys[] = {
 	    "seconds an event may be dated behind now (0 = no check)"),
 	U32(commit_batch, "storage", "1024", 1, 100000, "most events committed in one transaction"),
 	U32(query_threads, "storage", "2", 1, 64, "threads in stored that answer REQ queries"),
+	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
+	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
 	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
 	U32(expire_interval, "storage", "60", 1, 86400,

@@ -51,6 +51,7 @@ struct config {
 	/* [storage] */
 	uint32_t commit_batch;
 	uint32_t query_threads;
+	uint32_t query_time_limit_ms;
 	char db_synchronous[16];
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t expire_interval; /* seconds between removals of expired events */

@@ -1,6 +1,7 @@
 /* query.c - history queries, one read connection per thread (see query.h). */
 #include "query.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,7 +27,30 @@ struct query_worker {
 	int64_t *seen;
 	size_t seen_cap;
 	struct buf out;
+	int64_t deadline_us; /* the current job's time budget ends (monotonic) */
+	bool timed_out;
 };
+
+static int64_t query_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* SQLite calls this every few thousand VM steps: past the job's budget it
+ * interrupts the statement, so one scan cannot hold a query thread (and the
+ * clients queued behind it) for long. */
+static int query_progress(void *arg)
+{
+	struct query_worker *q = arg;
+
+	if (query_now_us() < q->deadline_us)
+		return 0;
+	q->timed_out = true;
+	return 1;
+}
 
 static int query_seen_insert(struct query_worker *q, int64_t seq)
 {
@@ -108,13 +132,16 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 	return rc == SQLITE_DONE ? 0 : ERR_DB;
 }
 
+static const char query_too_long[] =
+	"error: the query took too long; narrow the filter (fewer values, a since, a limit)";
+
 static void query_done(struct query_worker *q, const struct query_job *job, int failed)
 {
-	static const char why[] = "error: the query failed";
+	const char *why = q->timed_out ? query_too_long : "error: the query failed";
 	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, job->to.worker, job->to.request_id };
 	struct msg_query_done d = { job->conn_id, job->sub_serial,
 				    failed ? MSG_QUERY_CLOSED : MSG_QUERY_EOSE, (uint64_t)job->max_seq,
-				    { failed ? why : "", failed ? (uint32_t)sizeof(why) - 1 : 0 } };
+				    { failed ? why : "", failed ? (uint32_t)strlen(why) : 0 } };
 
 	buf_reset(&q->out);
 	if (msg_encode_query_done(&q->out, &h, &d) == 0)
@@ -171,7 +198,7 @@ static bool query_count_hll(struct query_worker *q, const struct query_job *job,
 /* NIP-45: one COUNT_RESULT, the number of distinct matching events. */
 static void query_count(struct query_worker *q, const struct query_job *job)
 {
-	static const char why[] = "error: the count failed";
+	const char *why = "error: the count failed";
 	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0 };
 	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, job->to.worker, job->to.request_id };
 	struct msg_count_result r = { .conn_id = job->conn_id,
@@ -179,7 +206,9 @@ static void query_count(struct query_worker *q, const struct query_job *job)
 
 	if (query_count_rows(q, job, &scope, &r.count)) {
 		r.status = MSG_QUERY_CLOSED;
-		r.message = (struct msg_str){ why, (uint32_t)sizeof(why) - 1 };
+		if (q->timed_out)
+			why = query_too_long;
+		r.message = (struct msg_str){ why, (uint32_t)strlen(why) };
 	} else {
 		r.has_hll = query_count_hll(q, job, &scope, r.hll);
 	}
@@ -212,6 +241,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	started = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
+	q->timed_out = false;
 	if (job->count)
 		query_count(q, job);
 	else
@@ -258,6 +289,7 @@ int query_start(struct stored *s, pthread_t *threads, size_t n)
 		q->cap = 256;
 		q->events = calloc(q->cap, sizeof(*q->events));
 		if (!q->events || db_open(s->db_path, false, NULL, &q->db) ||
+		    (sqlite3_progress_handler(q->db, 1000, query_progress, q), 0) ||
 		    pthread_create(&threads[i], NULL, query_main, q)) {
 			db_close(q->db);
 			free(q->events);
