@@ -187,3 +187,8 @@ fuzz: deps $(FUZZ_BIN)
 		rc=$$?; grep -E "stat::number_of_executed_units|SUMMARY" build-fuzz/$$name.log; \
 		if [ $$rc -ne 0 ]; then tail -40 build-fuzz/$$name.log; exit 1; fi; \
 	done
+
+# ---- the status page in headless Chromium (installs chromium if missing) ----
+.PHONY: test-browser
+test-browser: deps all node_modules
+	@sh tests/browser/run.sh $(BUILD)

@@ -1,0 +1,61 @@
+/*
+ * status-page.test.mjs - what a person sees when a browser opens the
+ * relay's URL: headless Chromium loads the status page, runs its script
+ * (which fetches /stats.json), and the rendered DOM must show the relay's
+ * name, description, contact, supported NIPs, limits and live figures
+ * (events stored after the test published some).  A screenshot is kept
+ * next to the test run for a human look.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { useRelay, until } from '../integration/lib/relay.mjs';
+import { keypair, signed } from '../integration/lib/client.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+function chromium(args) {
+  const profile = mkdtempSync(join(tmpdir(), 'relay-chromium-'));
+  try {
+    return spawnSync(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-quic', `--user-data-dir=${profile}`, ...args], { encoding: 'utf8', timeout: 60000 });
+  } finally {
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+describe('the status page in a browser', () => {
+  const relay = useRelay({
+    workers: 2,
+    config: { relay_name: 'Status Page Relay', relay_description: 'rendered by chromium',
+      relay_contact: 'ops@example.invalid', max_filters: 7 },
+  });
+
+  it('shows the name, texts, NIPs, limits and live figures', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    for (let i = 0; i < 3; i++) assert.equal((await c.publish(signed(kp.sk, { content: `p${i}` }))).ok, true);
+    /* stored counts the events table every 10 s; wait until it has. */
+    await until(async () => JSON.parse((await relay.httpGet('/stats.json')).body).events_stored >= 3,
+      { timeout: 15000, interval: 500, what: 'stats.json to count the events' });
+    const url = `http://127.0.0.1:${relay.port}/`;
+    const run = chromium(['--virtual-time-budget=5000', '--dump-dom', url]);
+    assert.equal(run.status, 0, run.stderr);
+    const dom = run.stdout;
+    assert.match(dom, /<h1 id="name">Status Page Relay<\/h1>/);
+    assert.match(dom, /rendered by chromium/);
+    assert.match(dom, /Contact: ops@example\.invalid/);
+    assert.match(dom, /<p id="nips">1, 9, 11, /);
+    assert.match(dom, /<td>max filters<\/td><td>7<\/td>/);
+    const stored = dom.match(/<b id="events_stored">(\d+)<\/b>/);
+    assert.ok(stored, 'the live figures were not filled in');
+    assert.ok(Number(stored[1]) >= 3);
+    const shot = join(relay.dir, 'status-page.png');
+    chromium(['--window-size=1000,900', `--screenshot=${shot}`, '--virtual-time-budget=3000', url]);
+    assert.ok(existsSync(shot), 'no screenshot');
+  });
+});
