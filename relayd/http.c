@@ -131,6 +131,20 @@ void http_respond(struct lws *wsi, struct http_session *s, unsigned status, cons
 	lws_callback_on_writable(wsi);
 }
 
+static struct relayd *http_relayd(struct lws *wsi)
+{
+	return lws_context_user(lws_get_context(wsi));
+}
+
+/* Ends a transaction.  libwebsockets frees the session's memory when a
+ * transaction completes (a kept-alive connection gets a fresh one), so what
+ * the session holds is released first. */
+static int http_complete(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
+	http_on_close(r, s);
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 {
 	struct http_answer a = { HTTP_STATUS_NO_CONTENT, "text/plain", NULL, 0 };
@@ -151,7 +165,7 @@ int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 	if (http_write_headers(wsi, s))
 		return 1;
 	if (a.len == 0)
-		return lws_http_transaction_completed(wsi) ? -1 : 0;
+		return http_complete(http_relayd(wsi), wsi, s);
 	lws_callback_on_writable(wsi);
 	return 0;
 }
@@ -165,7 +179,7 @@ int http_on_writable(struct lws *wsi, struct http_session *s)
 		if (http_write_headers(wsi, s))
 			return 1;
 		if (s->len == 0)
-			return lws_http_transaction_completed(wsi) ? -1 : 0;
+			return http_complete(http_relayd(wsi), wsi, s);
 		lws_callback_on_writable(wsi);
 		return 0;
 	}
@@ -183,7 +197,7 @@ int http_on_writable(struct lws *wsi, struct http_session *s)
 	s->type = NULL;
 	if (n < 0)
 		return 1;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
+	return http_complete(http_relayd(wsi), wsi, s);
 }
 
 void http_on_close(struct relayd *r, struct http_session *s)
