@@ -86,6 +86,8 @@ static const struct config_key config_keys[] = {
 	U32(verify_threads, "workers", "1", 1, 64, "threads per relayd that parse and verify"),
 	STR(auth_required, "access", "no",
 	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
+	STR(private_kinds, "access", "",
+	    "kinds only their author and p-tagged pubkeys may read, after NIP-42 AUTH (e.g. 4,1059)"),
 	U32(min_pow_difficulty, "access", "0", 0, 256,
 	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
@@ -186,6 +188,22 @@ static char *config_trim(char *s)
 	return s;
 }
 
+/* "" or "4,1059": kinds 0-65535 separated by commas. */
+static int config_kind_list_valid(const char *text)
+{
+	const char *p = text;
+
+	while (*p) {
+		char *end;
+		unsigned long k = strtoul(p, &end, 10);
+
+		if (end == p || k > 65535 || (*end && *end != ',') || (*end == ',' && !end[1]))
+			return 0;
+		p = *end ? end + 1 : end;
+	}
+	return 1;
+}
+
 /* Cross-field checks that one key's bounds cannot express. */
 static int config_validate(const struct config *cfg, char *err, size_t err_len)
 {
@@ -205,6 +223,10 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 
 		if (retention_parse(cfg->retention, &rules, err, err_len))
 			return ERR_CONFIG;
+	}
+	if (!config_kind_list_valid(cfg->private_kinds)) {
+		snprintf(err, err_len, "private_kinds must be a comma-separated list of kinds 0-65535");
+		return ERR_CONFIG;
 	}
 	if (strcmp(cfg->db_synchronous, "full") && strcmp(cfg->db_synchronous, "normal")) {
 		snprintf(err, err_len, "db_synchronous must be full or normal");

@@ -59,6 +59,7 @@ struct config {
 	/* [workers] */
 	uint32_t verify_threads;
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
+	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
 	uint32_t deliver_queue;

@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "nip86.h"
 #include "outq.h"
+#include "private.h"
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
@@ -69,7 +70,12 @@ static void answer_query_events(struct relayd *r, const void *body, size_t len)
 	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
 	for (uint32_t i = 0; s && i < m.count; i++) {
 		size_t n;
-		char *frame = reply_event(s->id, s->id_len, m.events[i].ptr, m.events[i].len, &n);
+		char *frame;
+
+		if (s->restricted && !private_visible(relayd_cfg(r), m.events[i].ptr, m.events[i].len,
+						      (const uint8_t(*)[32])s->viewers, s->nviewers))
+			continue;
+		frame = reply_event(s->id, s->id_len, m.events[i].ptr, m.events[i].len, &n);
 
 		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
 			break;
@@ -197,6 +203,9 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
+	if (s->restricted && !private_visible(relayd_cfg(r), body->data, body->len,
+					      (const uint8_t(*)[32])s->viewers, s->nviewers))
+		return;
 	head = reply_event_head(s->id, s->id_len, &n);
 	if (!head)
 		return;

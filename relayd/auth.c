@@ -152,6 +152,17 @@ bool auth_any(const struct auth_table *t, uint64_t conn_id)
 	return e && e->n > 0;
 }
 
+uint32_t auth_list(const struct auth_table *t, uint64_t conn_id,
+		   uint8_t out[AUTH_MAX_PUBKEYS][32])
+{
+	const struct auth_entry *e = auth_find(t, conn_id);
+
+	if (!e)
+		return 0;
+	memcpy(out, e->pubkeys, (size_t)e->n * 32);
+	return e->n;
+}
+
 void auth_forget(struct auth_table *t, uint64_t conn_id)
 {
 	struct auth_entry **p = auth_slot(t, conn_id), *e = *p;

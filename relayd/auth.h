@@ -48,6 +48,10 @@ int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32]);
 /* Whether conn_id authenticated as pubkey / as anyone. */
 bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32]);
 bool auth_any(const struct auth_table *t, uint64_t conn_id);
+/* Copies the pubkeys conn_id authenticated as into out (at most
+ * AUTH_MAX_PUBKEYS); returns how many. */
+uint32_t auth_list(const struct auth_table *t, uint64_t conn_id,
+		   uint8_t out[AUTH_MAX_PUBKEYS][32]);
 /* Drops what conn_id proved (it closed). */
 void auth_forget(struct auth_table *t, uint64_t conn_id);
 

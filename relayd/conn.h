@@ -37,6 +37,9 @@ struct sub {
 	struct filter *filters; /* kept to re-register after stored restarts */
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
+	bool restricted;      /* may reach private kinds: check each event */
+	uint32_t nviewers;    /* pubkeys that may read private kinds here */
+	uint8_t viewers[8][32];
 };
 
 struct pending_event {

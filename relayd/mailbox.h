@@ -12,6 +12,7 @@
 #define RELAYD_MAILBOX_H
 
 #include <nng/nng.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../common/event.h"
@@ -42,6 +43,9 @@ struct mail {
 	uint32_t sub_id_len;
 	struct filter *filters; /* MAIL_SUB_OPEN: owned */
 	uint32_t nfilters;
+	bool restricted;        /* MAIL_SUB_OPEN: may reach private kinds (private.h) */
+	uint32_t nviewers;      /* MAIL_SUB_OPEN: the connection's AUTH pubkeys */
+	uint8_t viewers[8][32];
 	nng_msg *msg;           /* MAIL_RPC, MAIL_DELIVER: owned */
 };
 

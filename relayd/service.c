@@ -120,6 +120,11 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	s = conn_sub_add(c, m->sub_id, m->sub_id_len, ++r->next_sub_serial, m->filters, m->nfilters);
 	m->filters = NULL;
 	m->nfilters = 0;
+	if (s) {
+		s->restricted = m->restricted;
+		s->nviewers = m->nviewers;
+		memcpy(s->viewers, m->viewers, sizeof(s->viewers));
+	}
 	if (!s) {
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 		return;

@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "ingress.h"
 #include "link.h"
+#include "private.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "verbs.h"
@@ -121,6 +122,10 @@ void verb_req(struct verb_ctx *v)
 	m->sub_id_len = (uint32_t)sub_len;
 	m->filters = filters;
 	m->nfilters = n;
+	for (uint32_t i = 0; i < n; i++)
+		m->restricted |= private_filter_reaches(relayd_cfg(v->r), &filters[i]);
+	if (m->restricted)
+		m->nviewers = auth_list(v->auth, v->conn_id, m->viewers);
 	mailbox_post(v->r->mailbox, m);
 }
 
@@ -146,6 +151,17 @@ void verb_count(struct verb_ctx *v)
 	filters = verb_filters(v, sub, sub_len, n);
 	if (!filters)
 		return;
+	for (uint32_t i = 0; i < n; i++) {
+		if (private_filter_reaches(relayd_cfg(v->r), &filters[i])) {
+			ingress_closed(v->r, v->conn_id, sub, sub_len,
+				       "restricted: counts that include private kinds are not served; "
+				       "list the kinds to count");
+			for (uint32_t j = 0; j < n; j++)
+				filter_free(&filters[j]);
+			free(filters);
+			return;
+		}
+	}
 	request_id = link_request_id(v->r);
 	{
 		struct msg_header h = { PROTO_VERSION, MSG_COUNT, (uint16_t)v->r->instance, request_id };

@@ -1,0 +1,90 @@
+/* private.c - kinds readable only by their parties (see private.h). */
+#include "private.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/config.h"
+#include "../common/filter.h"
+#include "../common/hex.h"
+
+bool private_kind(const struct config *cfg, uint32_t kind)
+{
+	const char *p = cfg->private_kinds;
+
+	while (*p) {
+		char *end;
+		unsigned long k = strtoul(p, &end, 10);
+
+		if (end == p)
+			return false;
+		if (k == kind)
+			return true;
+		p = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+bool private_filter_reaches(const struct config *cfg, const struct filter *f)
+{
+	if (!cfg->private_kinds[0])
+		return false;
+	if (!f->has_kinds)
+		return true;
+	for (uint32_t i = 0; i < f->nkinds; i++)
+		if (private_kind(cfg, f->kinds[i]))
+			return true;
+	return false;
+}
+
+static bool private_is_viewer(const uint8_t (*viewers)[32], uint32_t n, const char *hex)
+{
+	uint8_t key[32];
+
+	if (!hex || strlen(hex) != 64 || hex_decode(hex, 64, key, 32))
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		if (memcmp(viewers[i], key, 32) == 0)
+			return true;
+	return false;
+}
+
+/* The kind, read from the canonical layout
+ * {"id":"<64>","pubkey":"<64>","created_at":N,"kind":N,... }. */
+static long private_kind_of(const char *json, size_t len)
+{
+	const char *k = memmem(json, len < 200 ? len : 200, "\"kind\":", 7);
+
+	return k ? strtol(k + 7, NULL, 10) : -1;
+}
+
+bool private_visible(const struct config *cfg, const char *json, size_t len,
+		     const uint8_t (*viewers)[32], uint32_t n)
+{
+	long kind = private_kind_of(json, len);
+	cJSON *ev, *tag;
+	bool ok;
+
+	if (kind < 0 || !private_kind(cfg, (uint32_t)kind))
+		return true;
+	if (n == 0)
+		return false;
+	ev = cJSON_ParseWithLength(json, len);
+	ok = private_is_viewer(viewers, n, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "pubkey")));
+	cJSON_ArrayForEach(tag, cJSON_GetObjectItem(ev, "tags")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetArrayItem(tag, 0));
+
+		if (!ok && name && !strcmp(name, "p"))
+			ok = private_is_viewer(viewers, n, cJSON_GetStringValue(cJSON_GetArrayItem(tag, 1)));
+	}
+	cJSON_Delete(ev);
+	return ok;
+}
+
+/* The viewer arrays in struct mail and struct sub hold AUTH_MAX_PUBKEYS. */
+#include "auth.h"
+#include "conn.h"
+#include "mailbox.h"
+_Static_assert(sizeof(((struct mail *)0)->viewers) / 32 == AUTH_MAX_PUBKEYS, "mail viewers");
+_Static_assert(sizeof(((struct sub *)0)->viewers) / 32 == AUTH_MAX_PUBKEYS, "sub viewers");

@@ -1,0 +1,34 @@
+/*
+ * private.h - kinds readable only by their parties (config private_kinds,
+ * e.g. "4,1059": direct messages and gift wraps).
+ *
+ * An event of a private kind goes to a subscription only if one of the
+ * pubkeys its connection had authenticated (NIP-42) when it sent the REQ is
+ * the event's author or is named in one of its `p` tags.  The check runs in
+ * the worker on everything it is about to send — stored history and live
+ * deliveries alike — so nothing private leaves without it.  A COUNT that
+ * could count private events is refused (a count would leak their number).
+ * Consequence worth knowing: a REQ's `limit` counts the hidden events too.
+ */
+#ifndef RELAYD_PRIVATE_H
+#define RELAYD_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct filter;
+
+/* Whether kind is listed in cfg->private_kinds. */
+bool private_kind(const struct config *cfg, uint32_t kind);
+/* Whether filter f could select events of a private kind. */
+bool private_filter_reaches(const struct config *cfg, const struct filter *f);
+/*
+ * Whether the event in json (the relay's canonical serialization) may go to
+ * a subscription whose viewers are the n pubkeys given.
+ */
+bool private_visible(const struct config *cfg, const char *json, size_t len,
+		     const uint8_t (*viewers)[32], uint32_t n);
+
+#endif

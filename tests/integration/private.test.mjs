@@ -1,0 +1,75 @@
+/*
+ * private.test.mjs - kinds readable only by their parties (private_kinds =
+ * 4,1059): a direct message reaches only connections authenticated (NIP-42)
+ * as its author or as a p-tagged recipient, in stored history and live; a
+ * COUNT that could count them is refused; other kinds are unaffected.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { useRelay, until } from './lib/relay.mjs';
+import { keypair, signed } from './lib/client.mjs';
+
+async function authenticate(relay, c, kp) {
+  await until(() => c.challenge !== null, { timeout: 3000, what: 'a challenge' });
+  const ev = signed(kp.sk, { kind: 22242, tags: [['relay', relay.url], ['challenge', c.challenge]] });
+  c.send(['AUTH', ev]);
+  assert.equal((await c.okFor(ev.id)).ok, true);
+}
+
+describe('private kinds', () => {
+  const relay = useRelay({ workers: 2, config: { private_kinds: '4,1059' } });
+  const alice = keypair();
+  const bob = keypair();
+  const eve = keypair();
+
+  it('history: only the author and the recipient see a direct message', async () => {
+    const pub = await relay.connect();
+    const dm = signed(alice.sk, { kind: 4, tags: [['p', bob.pk]], content: 'ciphertext' });
+    const note = signed(alice.sk, { kind: 1, content: 'public' });
+    assert.equal((await pub.publish(dm)).ok, true);
+    assert.equal((await pub.publish(note)).ok, true);
+
+    const anon = await relay.connect();
+    let r = await anon.req('a', { authors: [alice.pk] });
+    assert.deepEqual(r.events.map((e) => e.id), [note.id], 'an anonymous client saw the DM');
+    const asEve = await relay.connect();
+    await authenticate(relay, asEve, eve);
+    r = await asEve.req('e', { kinds: [4] });
+    assert.deepEqual(r.events, [], 'a third party saw the DM');
+    for (const [kp, what] of [[bob, 'recipient'], [alice, 'author']]) {
+      const c = await relay.connect();
+      await authenticate(relay, c, kp);
+      r = await c.req('d', { kinds: [4], authors: [alice.pk] });
+      assert.deepEqual(r.events.map((e) => e.id), [dm.id], `the ${what} did not see the DM`);
+    }
+  });
+
+  it('live: a new direct message reaches its recipient only', async () => {
+    const bobConn = await relay.connectTo(2);
+    await authenticate(relay, bobConn, bob);
+    const eveConn = await relay.connectTo(2);
+    await authenticate(relay, eveConn, eve);
+    const anon = await relay.connectTo(1);
+    for (const c of [bobConn, eveConn, anon]) assert.equal((await c.req('live', { limit: 0 })).eose, true);
+    const pub = await relay.connectTo(1);
+    const dm = signed(alice.sk, { kind: 4, tags: [['p', bob.pk]], content: 'live ciphertext' });
+    const note = signed(alice.sk, { kind: 1, content: 'live public' });
+    assert.equal((await pub.publish(dm)).ok, true);
+    assert.equal((await pub.publish(note)).ok, true);
+    await bobConn.liveEvent('live', dm.id);
+    for (const c of [eveConn, anon]) {
+      await c.liveEvent('live', note.id);
+      assert.equal(c.take((f) => f[0] === 'EVENT' && f[2].id === dm.id).length, 0, 'a DM leaked live');
+    }
+  });
+
+  it('COUNT over private kinds is refused; other counts are served', async () => {
+    const c = await relay.connect();
+    c.send(['COUNT', 'dms', { kinds: [4] }]);
+    const closed = await c.waitFor((f) => f[0] === 'CLOSED' && f[1] === 'dms');
+    assert.match(closed[2], /^restricted: /);
+    c.send(['COUNT', 'notes', { kinds: [1], authors: [alice.pk] }]);
+    const ok = await c.waitFor((f) => f[0] === 'COUNT' && f[1] === 'notes');
+    assert.equal(ok[2].count, 2);
+  });
+});
