@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -72,6 +73,8 @@ int listen_adopt(struct lws_vhost *vh, int fd, const char *protocol)
 
 int listen_on_ready(struct lws_vhost *vh, int fd)
 {
+	int one = 1;
+
 	for (int i = 0; i < LISTEN_ACCEPT_BURST; i++) {
 		int conn = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -80,6 +83,11 @@ int listen_on_ready(struct lws_vhost *vh, int fd)
 				log_warn("accept");
 			return 0;
 		}
+		/* Replies are many small frames (EVENTs, then EOSE; OKs): without
+		 * TCP_NODELAY, Nagle holds the last one back for the peer's
+		 * delayed ACK, about 40 ms.  lws sets it only on sockets it accepts
+		 * itself. */
+		setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (!lws_adopt_socket_vhost(vh, conn))
 			close(conn); /* lws logged why; the client sees a reset */
 	}
