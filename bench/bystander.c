@@ -63,11 +63,11 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	struct report r;
 
 	printf("bystander: quiet p50 %.3f ms p99 %.3f ms; under load p50 %.3f ms p99 %.3f ms "
-	       "max %.3f ms (%llu samples, %llu skipped); flood %.0f accepted/s\n",
+	       "max %.3f ms (%llu samples, %llu lost, %llu skipped); flood %.0f accepted/s\n",
 	       hist_percentile(p->lat[0], 50) / 1e6, hist_percentile(p->lat[0], 99) / 1e6,
 	       hist_percentile(p->lat[1], 50) / 1e6, hist_percentile(p->lat[1], 99) / 1e6,
 	       hist_max(p->lat[1]) / 1e6, (unsigned long long)hist_count(p->lat[1]),
-	       (unsigned long long)p->skipped, rate);
+	       (unsigned long long)p->lost, (unsigned long long)p->skipped, rate);
 	report_begin(&r, "bystander");
 	report_int(&r, "interval_ms", o->interval_ms);
 	report_int(&r, "flood_conns", o->file && *o->file ? o->conns : 0);
@@ -75,7 +75,8 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	report_hist(&r, "probe", p->lat[1], 1);
 	report_int(&r, "probe_sent", (int64_t)p->sent);
 	report_int(&r, "probe_skipped", (int64_t)p->skipped);
-	report_int(&r, "probe_unanswered", (int64_t)(p->sent - p->answered - p->closed));
+	report_int(&r, "probe_lost", (int64_t)p->lost);
+	report_int(&r, "probe_closed", (int64_t)p->closed);
 	report_int(&r, "probe_worker", p->worker);
 	report_int(&r, "flood_accepted", (int64_t)st->accepted);
 	report_num(&r, "flood_accepted_per_s", rate, 1);
@@ -84,6 +85,7 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	report_num(&r, "relay_cpu_pct", u->relay_cpu_pct, 1);
 	report_int(&r, "relay_rss_peak_kb", (int64_t)u->rss_peak_kb);
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
+	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
 	report_end(&r);
 }
 

@@ -274,7 +274,7 @@ static void gen_teardown(struct gen_state *g)
 	buf_free(&g->line);
 }
 
-static void gen_report(const struct gen_state *g, double secs)
+static void gen_report(const struct gen_state *g, double secs, FILE *to)
 {
 	struct report r;
 
@@ -290,7 +290,7 @@ static void gen_report(const struct gen_state *g, double secs)
 	report_int(&r, "canonical_diff", (int64_t)g->canon_diff);
 	report_num(&r, "elapsed_s", secs, 2);
 	report_num(&r, "events_per_s", secs > 0 ? (double)g->o.count / secs : 0, 1);
-	report_end(&r);
+	report_end_to(&r, to);
 }
 
 static int gen_write(struct gen_state *g)
@@ -309,8 +309,9 @@ static int gen_write(struct gen_state *g)
 		fprintf(stderr, "loadgen gen: failed writing %s\n", g->o.out);
 		return 1;
 	}
-	if (out != stdout)
-		gen_report(g, (double)(clock_ns() - t0) / 1e9);
+	if (out == stdout)
+		fflush(stdout);
+	gen_report(g, (double)(clock_ns() - t0) / 1e9, out == stdout ? stderr : stdout);
 	return 0;
 }
 
@@ -318,7 +319,7 @@ int cmd_gen(int argc, char **argv)
 {
 	struct gen_state g = { .o = { "events.jsonl", 200000, 1000, 1, 1700000000, 64 } };
 	const struct cli_opt opts[] = {
-		{ "out", CLI_STR, &g.o.out, "output file (- for stdout, then no RESULT line)" },
+		{ "out", CLI_STR, &g.o.out, "output file (- for stdout; RESULT then goes to stderr)" },
 		{ "count", CLI_INT, &g.o.count, "events to write" },
 		{ "keys", CLI_INT, &g.o.keys, "distinct authors" },
 		{ "seed", CLI_INT, &g.o.seed, "seed: same seed, same file" },

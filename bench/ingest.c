@@ -83,14 +83,33 @@ static void ing_on_open(struct ws_conn *ws, void *ud)
 	ing_fill(c);
 }
 
-/* Counts the OK's verdict. */
-static void ing_judge(struct ingest *g, const struct relay_msg *m)
+/* The timeline's entry for now, or NULL past its end. */
+static struct ingest_second *ing_second(struct ingest *g, uint64_t now)
 {
-	if (m->accepted) {
-		g->st->accepted++;
-	} else if (m->text_len >= 10 && !memcmp(m->text, "duplicate:", 10)) {
+	uint64_t i = (now - g->first_ns) / NS_PER_S;
+
+	return i < g->st->nseconds ? &g->st->seconds[i] : NULL;
+}
+
+/* Counts the OK's verdict; "duplicate:" counts apart whatever the boolean. */
+static void ing_judge(struct ingest *g, const struct relay_msg *m, uint64_t now, uint64_t lat)
+{
+	struct ingest_second *sec = ing_second(g, now);
+	bool dup = m->text_len >= 10 && !memcmp(m->text, "duplicate:", 10);
+
+	if (sec && lat > sec->max_ns)
+		sec->max_ns = lat;
+	if (dup) {
 		g->st->duplicate++;
+		if (sec)
+			sec->duplicate++;
+	} else if (m->accepted) {
+		g->st->accepted++;
+		if (sec)
+			sec->accepted++;
 	} else {
+		if (sec)
+			sec->rejected++;
 		if (!g->st->rejected)
 			snprintf(g->st->first_reject, sizeof(g->st->first_reject), "%.*s",
 				 (int)m->text_len, m->text);
@@ -105,11 +124,13 @@ static void ing_on_ok(struct ing_conn *c, const struct relay_msg *m)
 	for (int i = 0; i < c->inflight; i++) {
 		if (m->arg_len != 64 || memcmp(c->slots[i].id, m->arg, 64))
 			continue;
-		hist_record(c->g->st->ok_latency, now - c->slots[i].sent_ns);
+		uint64_t lat = now - c->slots[i].sent_ns;
+
+		hist_record(c->g->st->ok_latency, lat);
 		c->slots[i] = c->slots[--c->inflight];
 		c->g->answered++;
 		c->g->last_ns = now;
-		ing_judge(c->g, m);
+		ing_judge(c->g, m, now, lat);
 		ing_fill(c);
 		return;
 	}
@@ -171,9 +192,11 @@ static int ing_setup(struct ingest *g)
 	const struct ingest_cfg *cfg = g->cfg;
 
 	g->st->ok_latency = hist_new();
+	g->st->nseconds = (uint32_t)cfg->timeout_s + 2;
+	g->st->seconds = calloc(g->st->nseconds, sizeof(*g->st->seconds));
 	g->loop = ws_loop_new(64u << 20);
 	g->conns = calloc((size_t)cfg->conns, sizeof(*g->conns));
-	if (!g->st->ok_latency || !g->loop || !g->conns)
+	if (!g->st->ok_latency || !g->st->seconds || !g->loop || !g->conns)
 		return ERR_NOMEM;
 	for (int i = 0; i < cfg->conns; i++) {
 		struct ing_conn *c = &g->conns[i];
@@ -229,5 +252,7 @@ int ingest_run(const struct ingest_cfg *cfg, struct ingest_stats *out)
 void ingest_stats_free(struct ingest_stats *s)
 {
 	hist_free(s->ok_latency);
+	free(s->seconds);
 	s->ok_latency = NULL;
+	s->seconds = NULL;
 }

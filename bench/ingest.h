@@ -31,6 +31,12 @@ struct ingest_cfg {
 
 #define INGEST_MAX_WORKERS 16
 
+/* One second of the run, counted by when the OK arrived. */
+struct ingest_second {
+	uint32_t accepted, duplicate, rejected;
+	uint64_t max_ns; /* slowest OK of the second */
+};
+
 struct ingest_stats {
 	uint64_t sent, accepted, duplicate, rejected, unanswered, notices;
 	int conns_opened, conns_failed, conns_lost; /* lost: closed while in use */
@@ -38,6 +44,8 @@ struct ingest_stats {
 	struct hist *ok_latency; /* EVENT sent -> its OK; owned by the stats */
 	char first_reject[160];  /* the message of the first OK false that was not a duplicate */
 	int per_worker[INGEST_MAX_WORKERS + 1]; /* connections per X-Relay-Worker (last: other) */
+	struct ingest_second *seconds; /* from the first EVENT sent; owned by the stats */
+	uint32_t nseconds;
 };
 
 /*

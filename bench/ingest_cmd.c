@@ -17,9 +17,20 @@
 
 struct ingest_opts {
 	const char *url, *file, *pids;
-	long count, conns, window;
+	long count, conns, window, timeline;
 	double timeout;
 };
+
+/* One line per second: what was answered in it and the slowest OK. */
+static void ingest_timeline(const struct ingest_stats *s)
+{
+	uint32_t last = (uint32_t)s->elapsed_s + 1;
+
+	for (uint32_t i = 0; i <= last && i < s->nseconds; i++)
+		printf("second %u: %u accepted, %u duplicate, %u rejected, slowest OK %.1f ms\n", i,
+		       s->seconds[i].accepted, s->seconds[i].duplicate, s->seconds[i].rejected,
+		       (double)s->seconds[i].max_ns / 1e6);
+}
 
 static void ingest_tick(void *arg)
 {
@@ -56,6 +67,7 @@ static void ingest_print(const struct ingest_opts *o, const struct ingest_stats 
 	report_int(&r, "relay_rss_kb", (int64_t)u->rss_kb);
 	report_int(&r, "relay_rss_peak_kb", (int64_t)u->rss_peak_kb);
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
+	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
 	report_end(&r);
 }
 
@@ -81,6 +93,8 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 		return 1;
 	}
 	usage_finish(meter, &u);
+	if (o->timeline)
+		ingest_timeline(&st);
 	ingest_print(o, &st, &u);
 	ingest_stats_free(&st);
 	evfile_free(&ev);
@@ -89,7 +103,7 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 
 int cmd_ingest(int argc, char **argv)
 {
-	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", 0, 1, 16, 600 };
+	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", 0, 1, 16, 0, 600 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "events, one JSON object a line (loadgen gen)" },
@@ -97,6 +111,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "conns", CLI_INT, &o.conns, "connections" },
 		{ "window", CLI_INT, &o.window, "EVENTs in flight per connection" },
 		{ "timeout", CLI_DOUBLE, &o.timeout, "seconds before giving up" },
+		{ "timeline", CLI_INT, &o.timeline, "1: print what each second answered" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
 	};
 	int rc = cli_parse("Publishes a file and times the OKs.", opts, CLI_COUNT(opts), argc, argv);

@@ -26,6 +26,14 @@ static void probe_on_open(struct ws_conn *ws, void *ud)
 	atomic_store(&r->p->state, 1);
 }
 
+static void probe_send_close(struct ws_conn *ws, uint64_t seq)
+{
+	char close[48];
+	int n = snprintf(close, sizeof(close), "[\"CLOSE\",\"p%llu\"]", (unsigned long long)seq);
+
+	ws_send_text(ws, close, (size_t)n);
+}
+
 /* The slot of the REQ whose sub id is "p<seq>", or -1. */
 static int probe_slot(struct probe *p, const char *sub, size_t len)
 {
@@ -47,8 +55,7 @@ static void probe_on_message(struct ws_conn *ws, const char *data, size_t len, v
 	struct probe_run *r = ud;
 	struct probe *p = r->p;
 	struct relay_msg m;
-	char close[48];
-	int i, n;
+	int i;
 
 	if (relay_msg_scan(data, len, &m) || (m.type != RMSG_EOSE && m.type != RMSG_CLOSED))
 		return;
@@ -62,8 +69,7 @@ static void probe_on_message(struct ws_conn *ws, const char *data, size_t len, v
 	}
 	hist_record(p->lat[p->out[i].phase], clock_ns() - p->out[i].sent_ns);
 	p->answered++;
-	n = snprintf(close, sizeof(close), "[\"CLOSE\",\"p%llu\"]", (unsigned long long)p->out[i].seq);
-	ws_send_text(ws, close, (size_t)n);
+	probe_send_close(ws, p->out[i].seq);
 }
 
 static void probe_on_close(struct ws_conn *ws, int err, void *ud)
@@ -78,6 +84,22 @@ static void probe_on_close(struct ws_conn *ws, int err, void *ud)
 
 static const struct ws_handlers probe_handlers = { probe_on_open, probe_on_message,
 						   probe_on_close };
+
+/* Records as lost every REQ sent before cutoff that is still unanswered. */
+static void probe_give_up(struct probe_run *r, uint64_t now, uint64_t cutoff)
+{
+	struct probe *p = r->p;
+
+	for (int i = 0; i < PROBE_MAX_OUT; i++) {
+		if (!p->out[i].used || p->out[i].sent_ns > cutoff)
+			continue;
+		hist_record(p->lat[p->out[i].phase], now - p->out[i].sent_ns);
+		p->out[i].used = 0;
+		p->lost++;
+		if (r->ws)
+			probe_send_close(r->ws, p->out[i].seq);
+	}
+}
 
 static void probe_send(struct probe_run *r)
 {
@@ -115,6 +137,8 @@ static void *probe_main(void *arg)
 	if (!r.ws)
 		atomic_store(&p->state, -1);
 	while (r.ws && atomic_load(&p->phase) < 2 && (now = clock_ns()) < end) {
+		if (now > PROBE_GIVE_UP_NS)
+			probe_give_up(&r, now, now - PROBE_GIVE_UP_NS);
 		if (now >= next && ws_conn_is_open(r.ws)) {
 			probe_send(&r);
 			next += step;
@@ -123,6 +147,7 @@ static void *probe_main(void *arg)
 		}
 		ws_loop_poll(r.loop, now >= next ? 0 : (long)((next - now) / 1000));
 	}
+	probe_give_up(&r, clock_ns(), UINT64_MAX);
 	ws_loop_free(r.loop);
 	return NULL;
 }

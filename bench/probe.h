@@ -9,6 +9,10 @@
  * samples rather than one; a tick that finds PROBE_MAX_OUT unanswered is
  * counted as skipped.  Every EOSE is followed by a CLOSE.  Samples are filed
  * under the phase that was current when the REQ was sent.
+ *
+ * A REQ with no EOSE after PROBE_GIVE_UP_NS, or still unanswered when the
+ * probe stops, is recorded with the time it had waited (a lower bound) and
+ * counted as lost, so a stall can never hide by silencing the probe.
  */
 #ifndef BENCH_PROBE_H
 #define BENCH_PROBE_H
@@ -24,6 +28,7 @@ struct hist;
 
 #define PROBE_MAX_OUT 16
 #define PROBE_PHASES 2 /* 0: baseline (idle relay), 1: under load */
+#define PROBE_GIVE_UP_NS (10 * 1000000000ull)
 
 struct probe {
 	/* set before probe_start() */
@@ -36,7 +41,7 @@ struct probe {
 	/* the thread's own until probe_join() returns */
 	pthread_t thread;
 	struct hist *lat[PROBE_PHASES];
-	uint64_t sent, answered, skipped, closed;
+	uint64_t sent, answered, skipped, closed, lost;
 	int worker;
 	struct rng rng;
 	uint64_t seq;

@@ -49,6 +49,23 @@ double procstat_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+double procstat_machine_busy_s(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	/* user nice system idle iowait irq softirq steal */
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (n < 7)
+		return -1;
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)sysconf(_SC_CLK_TCK);
+}
+
 uint64_t procstat_rss_kb(pid_t pid)
 {
 	char path[64];
@@ -98,6 +115,7 @@ void usage_start(struct usage_meter *m)
 	m->t0_ns = clock_ns();
 	m->relay_cpu0_s = usage_relay_cpu_s(m, &lost);
 	m->self_cpu0_s = usage_self_cpu_s();
+	m->machine_busy0_s = procstat_machine_busy_s();
 	m->rss_peak_kb = 0;
 	usage_sample(m);
 }
@@ -118,12 +136,14 @@ void usage_finish(struct usage_meter *m, struct usage_report *out)
 	double wall = (double)(clock_ns() - m->t0_ns) / 1e9;
 	double relay = usage_relay_cpu_s(m, &out->lost) - m->relay_cpu0_s;
 	double self = usage_self_cpu_s() - m->self_cpu0_s;
+	double busy = procstat_machine_busy_s() - m->machine_busy0_s;
 
 	out->wall_s = wall;
 	out->rss_kb = usage_sample(m);
 	out->rss_peak_kb = m->rss_peak_kb;
 	out->relay_cpu_pct = wall > 0 ? 100.0 * relay / wall : 0;
 	out->self_cpu_pct = wall > 0 ? 100.0 * self / wall : 0;
+	out->other_cpu_pct = wall > 0 && busy > relay + self ? 100.0 * (busy - relay - self) / wall : 0;
 }
 
 long fdlimit_raise(long want)

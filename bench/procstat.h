@@ -9,6 +9,10 @@
  * reports CPU as a percentage of one core over the wall time between the two
  * snapshots (so 2 cores fully busy read 200%).
  *
+ * It also reads the machine's busy time (/proc/stat) so a report can say how
+ * much CPU went to anything other than the relay and this process: on a
+ * shared machine that is what makes a run trustworthy or not.
+ *
  * A pid that has gone away counts as 0 and is reported in `lost`.
  */
 #ifndef BENCH_PROCSTAT_H
@@ -25,6 +29,7 @@ struct usage_meter {
 	uint64_t t0_ns;
 	double relay_cpu0_s;
 	double self_cpu0_s;
+	double machine_busy0_s;
 	uint64_t rss_peak_kb; /* largest sum seen by usage_sample() */
 };
 
@@ -32,6 +37,7 @@ struct usage_report {
 	double wall_s;
 	double relay_cpu_pct; /* of one core, all relay processes together */
 	double self_cpu_pct;  /* of one core, every thread of this process */
+	double other_cpu_pct; /* of one core: the machine's busy time minus both */
 	uint64_t rss_kb;      /* sum now */
 	uint64_t rss_peak_kb; /* largest sum sampled */
 	int lost;             /* pids that could not be read at the end */
@@ -55,6 +61,10 @@ void usage_finish(struct usage_meter *m, struct usage_report *out);
 
 /* CPU seconds (utime + stime) of pid, or a negative value when unreadable. */
 double procstat_cpu_s(pid_t pid);
+
+/* Busy CPU seconds of the whole machine (all cores, /proc/stat), or a
+ * negative value when unreadable. */
+double procstat_machine_busy_s(void);
 
 /* Resident set size of pid in KiB, or 0 when unreadable. */
 uint64_t procstat_rss_kb(pid_t pid);

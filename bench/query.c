@@ -22,6 +22,7 @@
 #include "ws_client.h"
 
 #define Q_SAMPLE 20000 /* events of the file the filters are drawn from */
+#define Q_GIVE_UP_NS (10 * NS_PER_S) /* a REQ without EOSE by then is lost */
 
 typedef char hex64[65];
 
@@ -53,7 +54,7 @@ struct qrun {
 	uint64_t seq, sent_ns, events_now, events_total;
 	int kind_now;
 	bool waiting;
-	uint64_t done, closed;
+	uint64_t done, closed, lost;
 	struct hist *all, *per_kind[8];
 };
 
@@ -191,8 +192,9 @@ static void q_send(struct qrun *q)
 	ws_flush(q->ws);
 }
 
-/* The current REQ ended (EOSE or CLOSED). */
-static void q_end(struct qrun *q, bool eose)
+/* The current REQ ended: EOSE, CLOSED, or given up (recorded as lost with
+ * the time it waited, a lower bound). */
+static void q_end(struct qrun *q, bool eose, bool lost)
 {
 	uint64_t lat = clock_ns() - q->sent_ns;
 	char close[48];
@@ -200,11 +202,12 @@ static void q_end(struct qrun *q, bool eose)
 
 	q->waiting = false;
 	q->seq++;
-	if (!eose) {
+	if (!eose && !lost) {
 		q->closed++;
 		return;
 	}
 	ws_send_text(q->ws, close, (size_t)n);
+	q->lost += lost;
 	if (q->seq <= (uint64_t)q->o->warmup)
 		return;
 	hist_record(q->all, lat);
@@ -227,7 +230,7 @@ static void q_on_message(struct ws_conn *ws, const char *data, size_t len, void 
 	if (m.type == RMSG_EVENT)
 		q->events_now++;
 	else if (m.type == RMSG_EOSE || m.type == RMSG_CLOSED)
-		q_end(q, m.type == RMSG_EOSE);
+		q_end(q, m.type == RMSG_EOSE, false);
 }
 
 static void q_on_open(struct ws_conn *ws, void *ud)
@@ -260,6 +263,7 @@ static void q_report(struct qrun *q, double secs, const struct usage_report *u)
 	report_begin(&r, "query");
 	report_int(&r, "queries", (int64_t)q->done);
 	report_int(&r, "closed", (int64_t)q->closed);
+	report_int(&r, "lost", (int64_t)q->lost);
 	report_num(&r, "queries_per_s", secs > 0 ? (double)q->done / secs : 0, 1);
 	report_num(&r, "events_per_query", q->done ? (double)q->events_total / (double)q->done : 0, 1);
 	report_hist(&r, "eose", q->all, 1);
@@ -271,6 +275,7 @@ static void q_report(struct qrun *q, double secs, const struct usage_report *u)
 	}
 	report_num(&r, "relay_cpu_pct", u->relay_cpu_pct, 1);
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
+	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
 	report_end(&r);
 }
 
@@ -288,6 +293,9 @@ static void q_loop(struct qrun *q, struct ws_loop *loop, double *secs)
 			if (q->seq == (uint64_t)q->o->warmup)
 				t0 = clock_ns();
 			q_send(q);
+		} else if (clock_ns() - q->sent_ns > Q_GIVE_UP_NS) {
+			q_end(q, false, true);
+			continue;
 		}
 		ws_loop_poll(loop, 100000);
 	}

@@ -71,10 +71,15 @@ void report_hist(struct report *r, const char *prefix, const struct hist *h, int
 	report_int(r, key, (int64_t)hist_count(h));
 }
 
+void report_end_to(struct report *r, FILE *out)
+{
+	fputs(r->line.data, out);
+	fputc('\n', out);
+	fflush(out);
+	buf_free(&r->line);
+}
+
 void report_end(struct report *r)
 {
-	fputs(r->line.data, stdout);
-	fputc('\n', stdout);
-	fflush(stdout);
-	buf_free(&r->line);
+	report_end_to(r, stdout);
 }

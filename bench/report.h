@@ -12,6 +12,7 @@
 #define BENCH_REPORT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../common/buf.h"
 
@@ -37,5 +38,8 @@ void report_hist(struct report *r, const char *prefix, const struct hist *h, int
 
 /* Prints the line to stdout, flushes, and frees the report. */
 void report_end(struct report *r);
+
+/* The same to another stream (gen writing its events to stdout uses stderr). */
+void report_end_to(struct report *r, FILE *out);
 
 #endif
