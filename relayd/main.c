@@ -61,6 +61,25 @@ static void relayd_tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
 }
 
+/* A worker holds nothing durable, so a shutdown that stalls is cut short
+ * rather than left to systemd's kill: wait RELAYD_STOP_MS for main, then
+ * name the phase it stalled in and exit. */
+#define RELAYD_STOP_MS 4000
+
+static void relayd_watch_stop(struct relayd *r)
+{
+	struct timespec tick = { 0, 50 * 1000000L };
+
+	for (int waited = 0; waited < RELAYD_STOP_MS; waited += 50) {
+		if (atomic_load(&r->stopped))
+			return;
+		nanosleep(&tick, NULL);
+	}
+	log_warnx("shutdown stalled while %s; exiting without finishing it",
+		  atomic_load(&r->stop_phase));
+	_exit(0);
+}
+
 static void *relayd_signals(void *arg)
 {
 	struct relayd *r = arg;
@@ -81,6 +100,7 @@ static void *relayd_signals(void *arg)
 		}
 		atomic_store(&r->stopping, true);
 		lws_cancel_service(r->lws);
+		relayd_watch_stop(r);
 		break;
 	}
 	return NULL;
@@ -150,16 +170,21 @@ int main(int argc, char **argv)
 	relayd_start(&r);
 	if (pthread_create(&signals, NULL, relayd_signals, &r))
 		fatalx("cannot start the signal thread");
+	atomic_store(&r.stop_phase, "leaving the event loop");
 	while (!atomic_load(&r.stopping))
 		if (lws_service(r.lws, 0) < 0)
 			break;
 	notify_send("STOPPING=1");
 	/* Stop the producers of mail before the loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
+	atomic_store(&r.stop_phase, "stopping the ingress lanes");
 	ingress_stop(r.ingress);
 	r.ingress = NULL; /* connections closed below must not reach it */
+	atomic_store(&r.stop_phase, "closing the sockets to stored");
 	link_close(&r);
+	atomic_store(&r.stop_phase, "closing the connections");
 	lws_context_destroy(r.lws);
+	atomic_store(&r.stop_phase, "freeing memory");
 	mailbox_free(r.mailbox);
 	buf_free(&r.metrics_text);
 	buf_free(&r.stats_json);
@@ -169,7 +194,8 @@ int main(int argc, char **argv)
 	iplimit_free(r.iplimit);
 	sig_verifier_free(r.http_verifier);
 	policy_free(&r.policy);
-	pthread_join(signals, NULL);
 	log_info("stopped");
+	atomic_store(&r.stopped, true);
+	pthread_join(signals, NULL);
 	return 0;
 }

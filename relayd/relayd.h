@@ -97,6 +97,8 @@ struct relayd {
 	size_t nip11_len;
 	struct relayd_stats stats;
 	atomic_bool stopping;       /* set by the signal thread, read by the loop */
+	atomic_bool stopped;        /* main finished its orderly shutdown */
+	_Atomic(const char *) stop_phase; /* what main is doing while stopping */
 };
 
 /* The current configuration snapshot (any thread). */
