@@ -119,7 +119,8 @@ static void link_sub_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	link_pipe_event(r, &r->sub_pipes, ev);
 }
 
-static int link_dial(nng_socket sock, const struct config *cfg, const char *name)
+static int link_dial(nng_socket sock, const struct config *cfg, const char *name,
+		     nng_dialer *dialer)
 {
 	char url[256];
 
@@ -127,7 +128,40 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 250);
 	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
-	return nng_dial(sock, url, NULL, NNG_FLAG_NONBLOCK) ? ERR_NNG : 0;
+	return nng_dial(sock, url, dialer, NNG_FLAG_NONBLOCK) ? ERR_NNG : 0;
+}
+
+/*
+ * nng redials by itself, but a dialer has been seen to stay silent after
+ * stored restarted (one worker reconnected, the other not).  So a link that
+ * stays down longer than LINK_REDIAL_MS gets fresh dialers.  Service thread.
+ */
+#define LINK_REDIAL_MS 2000
+
+void link_watch(struct relayd *r, int64_t now_ms)
+{
+	bool up;
+
+	pthread_mutex_lock(&r->link_lock);
+	up = r->link_announced;
+	pthread_mutex_unlock(&r->link_lock);
+	if (up) {
+		r->link_down_since_ms = 0;
+		return;
+	}
+	if (r->link_down_since_ms == 0) {
+		r->link_down_since_ms = now_ms;
+		return;
+	}
+	if (now_ms - r->link_down_since_ms < LINK_REDIAL_MS)
+		return;
+	log_warnx("stored unreachable for %lld ms; dialing again",
+		  (long long)(now_ms - r->link_down_since_ms));
+	nng_dialer_close(r->dialers[0]);
+	nng_dialer_close(r->dialers[1]);
+	link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->dialers[0]);
+	link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc", &r->dialers[1]);
+	r->link_down_since_ms = now_ms;
 }
 
 int link_open(struct relayd *r)
@@ -153,7 +187,8 @@ int link_open(struct relayd *r)
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
 	nng_pipe_notify(r->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
-	if (link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc") || link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc"))
+	if (link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->dialers[0]) ||
+	    link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc", &r->dialers[1]))
 		return ERR_NNG;
 	if (pthread_create(&r->link_threads[0], NULL, link_rpc_main, r) ||
 	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))

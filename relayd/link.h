@@ -22,6 +22,9 @@ struct relayd;
 /* Opens and dials both sockets and starts the receive threads.  Returns 0 or
  * ERR_NNG. */
 int link_open(struct relayd *r);
+/* Once a second (service thread): gives the link fresh dialers when it has
+ * been down for a while (see link.c). */
+void link_watch(struct relayd *r, int64_t now_ms);
 /* Closes both sockets and joins the receive threads. */
 void link_close(struct relayd *r);
 /* A fresh request id (31 bits, never 0). */

@@ -74,6 +74,8 @@ struct relayd {
 	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
 	nng_socket sub;             /* SUB to stored-pub.ipc */
 	pthread_t link_threads[2];  /* receive threads of rpc and sub */
+	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
+	int64_t link_down_since_ms; /* service thread: 0 while the link is up */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
 	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
