@@ -32,8 +32,10 @@ int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload
 
 	if (nng_msg_alloc(&msg, 0))
 		return ERR_NOMEM;
+	/* Blocking, bounded by NNG_OPT_SENDTIMEO: a full queue to a worker must
+	 * slow the replying thread down, not drop an OK or an EOSE. */
 	if (nng_msg_header_append(msg, to->header, to->header_len) ||
-	    nng_msg_append(msg, payload, len) || nng_sendmsg(s->rpc, msg, NNG_FLAG_NONBLOCK)) {
+	    nng_msg_append(msg, payload, len) || nng_sendmsg(s->rpc, msg, 0)) {
 		nng_msg_free(msg);
 		return ERR_NNG;
 	}
@@ -364,7 +366,8 @@ int rpc_open(struct stored *s)
 		return ERR_NNG;
 	nng_socket_set_size(s->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_int(s->rpc, NNG_OPT_RECVBUF, 1024);
-	nng_socket_set_int(s->rpc, NNG_OPT_SENDBUF, 1024);
+	nng_socket_set_int(s->rpc, NNG_OPT_SENDBUF, 8192);
+	nng_socket_set_ms(s->rpc, NNG_OPT_SENDTIMEO, 2000);
 	nng_socket_set_int(s->pub, NNG_OPT_SENDBUF, 1024);
 	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
 	if (rpc_listen(s->rpc, &s->cfg, "stored-rpc.ipc") || rpc_listen(s->pub, &s->cfg, "stored-pub.ipc"))

@@ -96,8 +96,9 @@ struct stored {
 
 /*
  * Sends payload (a complete encoded message) as the reply routed by to.
- * Never blocks: a worker that cannot take it loses it (it times out and
- * answers its client with error:).  Returns 0 or ERR_NNG/ERR_NOMEM.
+ * Waits while the worker's queue is full, at most 2 s (then the worker's
+ * own timeout answers its client with error:).  Returns 0 or
+ * ERR_NNG/ERR_NOMEM.
  */
 int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
 
