@@ -125,14 +125,19 @@ clean:
 # ---- bench/: the load generator (issue 6).  `make bench` builds
 # build/bench/loadgen; bench/run runs the standard scenarios with it.
 # Its objects always build with -Werror.
-BENCH_SRC := $(wildcard bench/*.c)
+# build/bench/storebench drives stored's write path alone (no sockets).
+BENCH_SRC := $(filter-out bench/storebench.c,$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
-$(BENCH_OBJ): CFLAGS += -Werror
+$(BENCH_OBJ) $(call obj,bench/storebench.c): CFLAGS += -Werror
 
 .PHONY: bench
-bench: $(BUILD)/bench/loadgen
+bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench
 
 $(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench/storebench: $(call obj,bench/storebench.c bench/evfile.c) $(STORED_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

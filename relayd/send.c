@@ -1,4 +1,4 @@
-/* send.c - outgoing frames, one lws_write per WRITEABLE (see send.h). */
+/* send.c - outgoing frames, several per write (see send.h). */
 #include "send.h"
 
 #include <libwebsockets.h>
@@ -10,6 +10,11 @@
 #include "conn.h"
 #include "outq.h"
 #include "relayd.h"
+#include "wsframe.h"
+
+/* Bytes framed per write: enough for a burst of deliveries, small enough
+ * that one connection does not hold the loop for long. */
+#define SEND_BATCH_BYTES (64 * 1024)
 
 int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail)
@@ -32,34 +37,61 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	return 0;
 }
 
+/* Frames item at p; returns the bytes written. */
+static size_t send_put_item(unsigned char *p, const struct out_item *item)
+{
+	size_t len = out_item_size(item);
+	size_t at = wsframe_text_header(p, len);
+
+	memcpy(p + at, item->head, item->head_len);
+	at += item->head_len;
+	if (item->body) {
+		memcpy(p + at, item->body->data, item->body->len);
+		at += item->body->len;
+	}
+	if (item->tail)
+		p[at++] = (unsigned char)item->tail;
+	return at;
+}
+
+/*
+ * Writes as many queued messages as fit in SEND_BATCH_BYTES (at least one)
+ * with one write: each is framed here and the frames go out as raw bytes,
+ * because a fan-out of many small EVENTs costs one syscall per lws_write
+ * and syscalls dominated the fan-out profile (bench/RESULTS.md).  A short
+ * write is kept and finished by libwebsockets before the next WRITEABLE.
+ */
 int send_writable(struct relayd *r, struct conn *c)
 {
-	struct out_item *item;
 	unsigned char *frame;
-	size_t len;
+	size_t total = 0, used = 0, n_items = 0;
 	int n;
 
 	if (c->closing)
 		return -1;
-	item = outq_pop(&c->out);
-	if (!item)
-		return 0;
-	len = out_item_size(item);
-	frame = conn_scratch(r->conns, LWS_PRE + len);
-	if (!frame) {
-		out_item_free(item);
-		return -1;
+	for (struct out_item *it = c->out.first; it; it = it->next) {
+		size_t size = out_item_size(it) + WSFRAME_HEADER_MAX;
+
+		if (n_items && total + size > SEND_BATCH_BYTES)
+			break;
+		total += size;
+		n_items++;
 	}
-	memcpy(frame + LWS_PRE, item->head, item->head_len);
-	if (item->body)
-		memcpy(frame + LWS_PRE + item->head_len, item->body->data, item->body->len);
-	if (item->tail)
-		frame[LWS_PRE + len - 1] = (unsigned char)item->tail;
-	out_item_free(item);
-	n = lws_write(c->wsi, frame + LWS_PRE, len, LWS_WRITE_TEXT);
-	if (n < (int)len)
+	if (!n_items)
+		return 0;
+	frame = conn_scratch(r->conns, LWS_PRE + total);
+	if (!frame)
 		return -1;
-	atomic_fetch_add(&r->stats.messages_out, 1);
+	for (size_t i = 0; i < n_items; i++) {
+		struct out_item *item = outq_pop(&c->out);
+
+		used += send_put_item(frame + LWS_PRE + used, item);
+		out_item_free(item);
+	}
+	n = lws_write(c->wsi, frame + LWS_PRE, used, LWS_WRITE_RAW);
+	if (n < (int)used)
+		return -1;
+	atomic_fetch_add(&r->stats.messages_out, n_items);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
 	return 0;

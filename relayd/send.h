@@ -2,7 +2,8 @@
  * send.h - queueing frames to a client and writing them (service thread).
  *
  * send_frame() only queues and asks libwebsockets for a WRITEABLE callback;
- * send_writable() writes exactly one queued frame per callback.  A client
+ * send_writable() frames the queued messages itself and writes up to 64 KiB
+ * of them with one lws_write.  A client
  * whose queue passes max_outbound_bytes is told with a NOTICE-less close
  * (it is not reading, so a NOTICE would only queue behind the rest).
  */
@@ -20,7 +21,7 @@ struct shared;
  * being closed, or ERR_NOMEM. */
 int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail);
-/* Writes one queued frame.  Returns -1 when lws should close the connection. */
+/* Writes queued frames (at least one).  Returns -1 when lws should close the connection. */
 int send_writable(struct relayd *r, struct conn *c);
 
 #endif

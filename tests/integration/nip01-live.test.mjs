@@ -47,6 +47,24 @@ describe('NIP-01 live events', () => {
     assert.deepEqual(await c.waitFor((m) => m[1] === 'order'), ['EVENT', 'order', neu]);
   });
 
+  /* relayd frames outgoing messages itself (relayd/wsframe.c): the three
+   * length encodings must all reach the client intact, in order, whether
+   * they leave one per write or several in one. */
+  it('small, 16-bit and 64-bit length frames arrive intact, live and stored', async () => {
+    const { sk, pk } = keypair();
+    const sub = await relay.connect();
+    assert.equal((await sub.req('sizes', { authors: [pk] })).eose, true);
+    const pub = await relay.connect();
+    const sizes = [1, 200, 65000, 65536];
+    const sent = [];
+    for (const [i, n] of sizes.entries())
+      sent.push(await pub.mustPublish(signed(sk, { content: 'z'.repeat(n), created_at: now() - 10 + i })));
+    for (const ev of sent) assert.deepEqual(await sub.liveEvent('sizes', ev.id), ev);
+    const history = await (await relay.connect()).req('back', { authors: [pk] });
+    assert.equal(history.eose, true);
+    assert.deepEqual(history.events, [...sent].reverse());
+  });
+
   it('the publisher\'s own subscription receives its event', async () => {
     const { sk, pk } = keypair();
     const c = await relay.connect();

@@ -1,0 +1,177 @@
+/*
+ * storebench.c - stored's write path alone, without sockets or workers.
+ *
+ * Loads a JSONL event file, parses every event up front, then feeds them
+ * through ingest_event() into a fresh database in transactions of --batch
+ * events, exactly as stored's writer does (BEGIN IMMEDIATE, ingest each,
+ * COMMIT).  It prints events/s and the CPU the process used, so the cost of
+ * the schema, the commit batch size and the synchronous mode can be compared
+ * without the rest of the relay in the measurement (the "commit batch size"
+ * row of the design comparison in bench/RESULTS.md).
+ *
+ *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
+ *              [--dir D] [--sql S]...
+ *
+ * --sql runs S on the database after it is opened (a PRAGMA, an index to
+ * drop), to measure a variant before changing stored itself.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/event.h"
+#include "../stored/db.h"
+#include "../stored/ingest.h"
+#include "evfile.h"
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static int parse_all(const struct evfile *f, struct event *evs)
+{
+	char why[128];
+
+	for (size_t i = 0; i < f->count; i++) {
+		cJSON *obj = cJSON_ParseWithLength(f->lines[i].json, f->lines[i].len);
+
+		if (!obj || event_parse(obj, NULL, &evs[i], why, sizeof(why))) {
+			fprintf(stderr, "storebench: line %zu: %s\n", i + 1, obj ? why : "bad JSON");
+			cJSON_Delete(obj);
+			return -1;
+		}
+		cJSON_Delete(obj);
+	}
+	return 0;
+}
+
+static int run(sqlite3 *db, struct ingest *in, struct event *evs, size_t n, size_t batch,
+	       size_t *stored)
+{
+	for (size_t i = 0; i < n; i += batch) {
+		size_t end = i + batch < n ? i + batch : n;
+
+		if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+		for (size_t j = i; j < end; j++) {
+			const char *why = NULL;
+			int64_t seq;
+			enum ingest_outcome o = ingest_event(in, &evs[j], &seq, &why);
+
+			if (o == INGEST_FAILED)
+				return -1;
+			*stored += o == INGEST_STORED;
+		}
+		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' }, { "batch", required_argument, NULL, 'b' },
+		{ "sync", required_argument, NULL, 's' }, { "search", required_argument, NULL, 'S' },
+		{ "dir", required_argument, NULL, 'd' },  { "sql", required_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *file = NULL, *sync = "full", *dir = "/tmp";
+	size_t batch = 64, stored = 0;
+	bool search = true;
+	const char *extra_sql[16];
+	int nextra = 0;
+	struct evfile f = { 0 };
+	char path[4096];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': file = optarg; break;
+		case 'b': batch = strtoul(optarg, NULL, 10); break;
+		case 's': sync = optarg; break;
+		case 'S': search = atoi(optarg) != 0; break;
+		case 'd': dir = optarg; break;
+		case 'q':
+			if (nextra < 16)
+				extra_sql[nextra++] = optarg;
+			break;
+		default: return 2;
+		}
+	}
+	if (!file || !batch) {
+		fprintf(stderr, "usage: storebench --file F [--batch N] [--sync full|normal] "
+				"[--search 0|1] [--dir D]\n");
+		return 2;
+	}
+	if (evfile_load(file, &f)) {
+		fprintf(stderr, "storebench: cannot load %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	struct event *evs = calloc(f.count, sizeof(*evs));
+	if (!evs || parse_all(&f, evs))
+		return 1;
+	snprintf(path, sizeof(path), "%s/storebench-%d.db", dir, (int)getpid());
+
+	sqlite3 *db = NULL;
+	struct ingest *in = NULL;
+	if (db_open(path, true, sync, &db)) {
+		fprintf(stderr, "storebench: cannot open %s\n", path);
+		return 1;
+	}
+	for (int i = 0; i < nextra; i++) {
+		if (sqlite3_exec(db, extra_sql[i], NULL, NULL, NULL) != SQLITE_OK) {
+			fprintf(stderr, "storebench: %s: %s\n", extra_sql[i], sqlite3_errmsg(db));
+			return 1;
+		}
+	}
+	if (!(in = ingest_new(db, search))) {
+		fprintf(stderr, "storebench: cannot prepare statements\n");
+		return 1;
+	}
+	double t0 = now_seconds(), c0 = cpu_seconds();
+	int rc = run(db, in, evs, f.count, batch, &stored);
+	double t = now_seconds() - t0, cpu = cpu_seconds() - c0;
+
+	ingest_free(in);
+	db_close(db);
+	static const char *const suffixes[] = { "", "-wal", "-shm" };
+	for (int i = 0; i < 3; i++) {
+		char p[4200];
+
+		snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
+		unlink(p);
+	}
+	if (rc) {
+		fprintf(stderr, "storebench: the write path failed\n");
+		return 1;
+	}
+	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d seconds=%.3f "
+	       "events_per_s=%.0f cpu_us_per_event=%.1f\n",
+	       f.count, stored, batch, sync, search, t, (double)f.count / t,
+	       cpu * 1e6 / (double)f.count);
+	for (size_t i = 0; i < f.count; i++)
+		event_free(&evs[i]);
+	free(evs);
+	evfile_free(&f);
+	return 0;
+}

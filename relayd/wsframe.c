@@ -1,0 +1,25 @@
+/* wsframe.c - websocket frame headers (see wsframe.h). */
+#include "wsframe.h"
+
+#include <stdint.h>
+
+size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len)
+{
+	uint64_t len = payload_len;
+
+	h[0] = 0x81; /* FIN, opcode 1 (text) */
+	if (len < 126) {
+		h[1] = (unsigned char)len;
+		return 2;
+	}
+	if (len <= 0xffff) {
+		h[1] = 126;
+		h[2] = (unsigned char)(len >> 8);
+		h[3] = (unsigned char)len;
+		return 4;
+	}
+	h[1] = 127;
+	for (int i = 0; i < 8; i++)
+		h[2 + i] = (unsigned char)(len >> (56 - 8 * i));
+	return 10;
+}

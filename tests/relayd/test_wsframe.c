@@ -1,0 +1,95 @@
+/*
+ * test_wsframe.c - checks relayd/wsframe.c against a decoder written here
+ * from RFC 6455 5.2: at every length boundary (125/126, 65535/65536) and on
+ * random lengths, the header decodes to FIN, text, unmasked and the length.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../relayd/wsframe.h"
+
+struct decoded {
+	int fin, opcode, masked;
+	uint64_t len;
+	size_t header_len;
+};
+
+static struct decoded decode(const unsigned char *h)
+{
+	struct decoded d = { h[0] >> 7, h[0] & 0x0f, h[1] >> 7, h[1] & 0x7f, 2 };
+
+	if (d.len == 126) {
+		d.len = (uint64_t)h[2] << 8 | h[3];
+		d.header_len = 4;
+	} else if (d.len == 127) {
+		d.len = 0;
+		for (int i = 0; i < 8; i++)
+			d.len = d.len << 8 | h[2 + i];
+		d.header_len = 10;
+	}
+	return d;
+}
+
+static void check_length(size_t len, size_t want_header)
+{
+	unsigned char h[WSFRAME_HEADER_MAX + 1];
+	struct decoded d;
+
+	h[WSFRAME_HEADER_MAX] = 0xee; /* must stay untouched */
+	ck_assert_uint_eq(wsframe_text_header(h, len), want_header);
+	d = decode(h);
+	ck_assert_int_eq(d.fin, 1);
+	ck_assert_int_eq(d.opcode, 1);
+	ck_assert_int_eq(d.masked, 0);
+	ck_assert_uint_eq(d.len, len);
+	ck_assert_uint_eq(d.header_len, want_header);
+	ck_assert_uint_eq(h[WSFRAME_HEADER_MAX], 0xee);
+	/* RFC 6455: the minimal length encoding must be used. */
+	if (want_header == 4)
+		ck_assert_uint_ge(d.len, 126);
+	if (want_header == 10)
+		ck_assert_uint_gt(d.len, 0xffff);
+}
+
+START_TEST(boundaries)
+{
+	check_length(0, 2);
+	check_length(1, 2);
+	check_length(125, 2);
+	check_length(126, 4);
+	check_length(127, 4);
+	check_length(65535, 4);
+	check_length(65536, 10);
+	check_length((size_t)1 << 32, 10);
+	check_length(((size_t)1 << 32) + 0x0102, 10);
+}
+END_TEST
+
+START_TEST(random_lengths)
+{
+	srand(7);
+	for (int i = 0; i < 100000; i++) {
+		size_t len = (size_t)rand() % 300000;
+
+		check_length(len, len < 126 ? 2 : len <= 0xffff ? 4 : 10);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("wsframe");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, boundaries);
+	tcase_add_test(tc, random_lengths);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
