@@ -110,7 +110,8 @@ sanitize:
 # queues and jobs, relayd's mailbox and outgoing queues, the subscription
 # index's owner hand-off (libwebsockets, nng and SQLite themselves are not
 # instrumented, so the daemons as a whole are not run under TSan).
-TSAN_UNITS := tests/stored/test_queue tests/stored/test_jobs tests/relayd/test_mailbox \
+TSAN_UNITS := tests/stored/test_queue tests/stored/test_jobs tests/stored/test_checkpoint \
+	tests/relayd/test_mailbox \
 	tests/relayd/test_outq tests/relayd/test_conn
 .PHONY: tsan
 tsan: deps
@@ -126,18 +127,23 @@ clean:
 # build/bench/loadgen; bench/run runs the standard scenarios with it.
 # Its objects always build with -Werror.
 # build/bench/storebench drives stored's write path alone (no sockets).
-BENCH_SRC := $(filter-out bench/storebench.c,$(wildcard bench/*.c))
+# build/bench/idxbench compares an owner thread with a striped subscription index.
+BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c,$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
-$(BENCH_OBJ) $(call obj,bench/storebench.c): CFLAGS += -Werror
+$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c): CFLAGS += -Werror
 
 .PHONY: bench
-bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench
+bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench
 
 $(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench/storebench: $(call obj,bench/storebench.c bench/evfile.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c) $(STORED_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

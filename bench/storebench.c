@@ -10,7 +10,11 @@
  * row of the design comparison in bench/RESULTS.md).
  *
  *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
- *              [--dir D] [--sql S]...
+ *              [--dir D] [--sql S]... [--checkpoint thread|inline]
+ *
+ * --checkpoint thread (stored's way: stored/checkpoint.h) copies the WAL
+ * back on another thread; inline leaves it to SQLite's automatic checkpoint
+ * inside the commit.
  *
  * --sql runs S on the database after it is opened (a PRAGMA, an index to
  * drop), to measure a variant before changing stored itself.
@@ -26,6 +30,7 @@
 #include <unistd.h>
 
 #include "../common/event.h"
+#include "../stored/checkpoint.h"
 #include "../stored/db.h"
 #include "../stored/ingest.h"
 #include "evfile.h"
@@ -64,8 +69,24 @@ static int parse_all(const struct evfile *f, struct event *evs)
 	return 0;
 }
 
-static int run(sqlite3 *db, struct ingest *in, struct event *evs, size_t n, size_t batch,
-	       size_t *stored)
+static int wal_pages;
+
+static int note_wal_pages(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	wal_pages = pages;
+	return SQLITE_OK;
+}
+
+/* What stored's writer does after a commit (stored/writer.c). */
+static void after_commit(sqlite3 *db, struct checkpointer *cp)
+{
+	if (cp && checkpointer_after_commit(cp, wal_pages) &&
+	    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
+		wal_pages = 0;
+}
+
+static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
+	       size_t n, size_t batch, size_t *stored)
 {
 	for (size_t i = 0; i < n; i += batch) {
 		size_t end = i + batch < n ? i + batch : n;
@@ -83,6 +104,7 @@ static int run(sqlite3 *db, struct ingest *in, struct event *evs, size_t n, size
 		}
 		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 			return -1;
+		after_commit(db, cp);
 	}
 	return 0;
 }
@@ -93,11 +115,11 @@ int main(int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' }, { "batch", required_argument, NULL, 'b' },
 		{ "sync", required_argument, NULL, 's' }, { "search", required_argument, NULL, 'S' },
 		{ "dir", required_argument, NULL, 'd' },  { "sql", required_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
+		{ "checkpoint", required_argument, NULL, 'c' }, { NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *sync = "full", *dir = "/tmp";
 	size_t batch = 64, stored = 0;
-	bool search = true;
+	bool search = true, checkpoint_thread = true;
 	const char *extra_sql[16];
 	int nextra = 0;
 	struct evfile f = { 0 };
@@ -111,6 +133,7 @@ int main(int argc, char **argv)
 		case 's': sync = optarg; break;
 		case 'S': search = atoi(optarg) != 0; break;
 		case 'd': dir = optarg; break;
+		case 'c': checkpoint_thread = strcmp(optarg, "inline") != 0; break;
 		case 'q':
 			if (nextra < 16)
 				extra_sql[nextra++] = optarg;
@@ -148,10 +171,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storebench: cannot prepare statements\n");
 		return 1;
 	}
+	struct checkpointer *cp = NULL;
+	if (checkpoint_thread) {
+		if (!(cp = checkpointer_start(path, sync)))
+			return 1;
+		sqlite3_wal_hook(db, note_wal_pages, NULL);
+	}
 	double t0 = now_seconds(), c0 = cpu_seconds();
-	int rc = run(db, in, evs, f.count, batch, &stored);
+	int rc = run(db, in, cp, evs, f.count, batch, &stored);
 	double t = now_seconds() - t0, cpu = cpu_seconds() - c0;
 
+	checkpointer_stop(cp);
 	ingest_free(in);
 	db_close(db);
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
@@ -165,9 +195,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storebench: the write path failed\n");
 		return 1;
 	}
-	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d seconds=%.3f "
+	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d checkpoint=%s seconds=%.3f "
 	       "events_per_s=%.0f cpu_us_per_event=%.1f\n",
-	       f.count, stored, batch, sync, search, t, (double)f.count / t,
+	       f.count, stored, batch, sync, search, checkpoint_thread ? "thread" : "inline", t,
+	       (double)f.count / t,
 	       cpu * 1e6 / (double)f.count);
 	for (size_t i = 0; i < f.count; i++)
 		event_free(&evs[i]);

@@ -15,6 +15,7 @@
  */
 #include "msg.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1068,4 +1069,10 @@ void msg_policy_release(struct msg_policy *m)
 	free(m->blocked_ips);
 	m->blocked_ips = NULL;
 	m->nblocked = 0;
+}
+
+void msg_reply_socket_name(char *out, uint16_t worker, uint64_t boot_id)
+{
+	snprintf(out, MSG_REPLY_SOCKET_NAME_MAX, "relayd-%u-%016llx.ipc", (unsigned)worker,
+		 (unsigned long long)boot_id);
 }

@@ -4,11 +4,18 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE.  Replies:
- *                   HELLO_ACK, EVENT_RESULT, QUERY_EVENTS (zero or more),
- *                   QUERY_DONE, COUNT_RESULT, MANAGE_RESULT.
+ *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE.
  *                   One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
+ *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
+ *                   stored (PUSH, dials once the worker's HELLO names its
+ *                   boot id) -> relayd (PULL, listens).  Replies: HELLO_ACK,
+ *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE,
+ *                   COUNT_RESULT, MANAGE_RESULT.  Not the REP socket: raw
+ *                   REP drops a reply whenever the pipe's two-message queue
+ *                   is full (a commit answers hundreds at once), while PUSH
+ *                   waits.  The boot id in the name keeps replies meant for
+ *                   a worker that died from reaching its successor.
  *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
  *                   worker per event; the first 4 bytes (version, type,
  *                   worker) are the subscription topic.  METRICS goes to
@@ -43,6 +50,11 @@
 #define MSG_SUB_ID_MAX 256
 /* Bytes of a DELIVER message that select its worker (version, type, worker). */
 #define MSG_TOPIC_LEN 4
+
+/* The reply socket's file name for a worker incarnation (see above), into
+ * out (at least MSG_REPLY_SOCKET_NAME_MAX bytes). */
+#define MSG_REPLY_SOCKET_NAME_MAX 48
+void msg_reply_socket_name(char *out, uint16_t worker, uint64_t boot_id);
 
 enum msg_type {
 	MSG_HELLO = 1,

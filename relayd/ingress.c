@@ -44,6 +44,10 @@ struct ingress_lane {
 struct ingress {
 	struct ingress_lane *lanes;
 	uint32_t n;
+	/* verify_threads = 0: one lane without a thread, run by the caller on
+	 * the event loop.  It exists for the design comparison in
+	 * bench/RESULTS.md (verification inline vs off the loop). */
+	bool inline_mode;
 };
 
 struct verb_entry {
@@ -185,8 +189,13 @@ static void *ingress_main(void *arg)
 void ingress_forget(struct ingress *in, uint64_t conn_id)
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
-	struct ingress_job *job = calloc(1, sizeof(*job));
+	struct ingress_job *job;
 
+	if (in->inline_mode) {
+		auth_forget(lane->auth, conn_id);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
 	if (!job)
 		return; /* the entry lingers until the slot's next generation: harmless */
 	job->conn_id = conn_id;
@@ -204,8 +213,17 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited)
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
-	struct ingress_job *job = malloc(sizeof(*job));
+	struct ingress_job *job;
 	int rc = 0;
+
+	if (in->inline_mode) {
+		struct ingress_job now = { NULL, conn_id, data, len, limited };
+
+		ingress_dispatch(lane, &now);
+		free(data);
+		return 0;
+	}
+	job = malloc(sizeof(*job));
 
 	/* Callers pass buffers from buf_take(), which end with a NUL past len. */
 	if (!job) {
@@ -238,12 +256,13 @@ struct ingress *ingress_start(struct relayd *r)
 	struct ingress *in = calloc(1, sizeof(*in));
 	uint32_t n = relayd_cfg(r)->verify_threads;
 
-	if (!in || !(in->lanes = calloc(n, sizeof(*in->lanes)))) {
+	if (!in || !(in->lanes = calloc(n ? n : 1, sizeof(*in->lanes)))) {
 		free(in);
 		return NULL;
 	}
-	in->n = n;
-	for (uint32_t i = 0; i < n; i++) {
+	in->inline_mode = n == 0;
+	in->n = n ? n : 1;
+	for (uint32_t i = 0; i < in->n; i++) {
 		struct ingress_lane *lane = &in->lanes[i];
 
 		lane->r = r;
@@ -251,9 +270,12 @@ struct ingress *ingress_start(struct relayd *r)
 		pthread_cond_init(&lane->wake, NULL);
 		lane->verifier = sig_verifier_new();
 		lane->auth = auth_table_new();
-		if (!lane->verifier || !lane->auth || pthread_create(&lane->thread, NULL, ingress_main, lane))
+		if (!lane->verifier || !lane->auth)
 			fatalx("cannot start ingress lane %u", i);
 	}
+	for (uint32_t i = 0; i < n; i++)
+		if (pthread_create(&in->lanes[i].thread, NULL, ingress_main, &in->lanes[i]))
+			fatalx("cannot start ingress lane %u", i);
 	return in;
 }
 
@@ -265,11 +287,13 @@ void ingress_stop(struct ingress *in)
 		struct ingress_lane *lane = &in->lanes[i];
 		struct ingress_job *job, *next;
 
-		pthread_mutex_lock(&lane->lock);
-		lane->stop = true;
-		pthread_cond_signal(&lane->wake);
-		pthread_mutex_unlock(&lane->lock);
-		pthread_join(lane->thread, NULL);
+		if (!in->inline_mode) {
+			pthread_mutex_lock(&lane->lock);
+			lane->stop = true;
+			pthread_cond_signal(&lane->wake);
+			pthread_mutex_unlock(&lane->lock);
+			pthread_join(lane->thread, NULL);
+		}
 		for (job = lane->head; job; job = next) {
 			next = job->next;
 			free(job->data);

@@ -17,7 +17,8 @@
 struct relayd;
 struct ingress;
 
-/* Starts r->cfg.verify_threads lanes.  Returns NULL on failure. */
+/* Starts r->cfg.verify_threads lanes (0: one lane that ingress_submit()
+ * runs on the caller's thread).  Returns NULL on failure. */
 struct ingress *ingress_start(struct relayd *r);
 /* Stops the lanes (dropping queued messages) and frees them.  NULL-safe. */
 void ingress_stop(struct ingress *in);

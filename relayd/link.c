@@ -2,9 +2,14 @@
 #include "link.h"
 
 #include <nng/nng.h>
+#include <glob.h>
+#include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -22,13 +27,11 @@ uint32_t link_request_id(struct relayd *r)
 	return id;
 }
 
-int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+static int link_send_now(struct relayd *r, uint32_t request_id, const void *data, size_t len)
 {
 	nng_msg *msg;
 	int rv;
 
-	if (!atomic_load(&r->link_up))
-		return ERR_CLOSED;
 	if (nng_msg_alloc(&msg, 0))
 		return ERR_NOMEM;
 	if (nng_msg_header_append_u32(msg, 0x80000000u | request_id) ||
@@ -42,6 +45,25 @@ int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t le
 		return rv == NNG_EAGAIN ? ERR_CLOSED : ERR_NNG;
 	}
 	return 0;
+}
+
+int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	if (!atomic_load(&r->link_up) || !atomic_load(&r->link_ready))
+		return ERR_CLOSED;
+	return link_send_now(r, request_id, data, len);
+}
+
+int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	int rc;
+
+	if (!atomic_load(&r->link_up))
+		return ERR_CLOSED;
+	rc = link_send_now(r, request_id, data, len);
+	if (rc == 0)
+		atomic_store(&r->link_ready, true);
+	return rc;
 }
 
 static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
@@ -61,11 +83,11 @@ static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
 	}
 }
 
-static void *link_rpc_main(void *arg)
+static void *link_reply_main(void *arg)
 {
 	struct relayd *r = arg;
 
-	link_receive(r, r->rpc, MAIL_RPC);
+	link_receive(r, r->reply, MAIL_RPC);
 	return NULL;
 }
 
@@ -93,6 +115,8 @@ static void link_pipe_event(struct relayd *r, int *pipes, nng_pipe_ev ev)
 	*pipes += ev == NNG_PIPE_EV_ADD_POST ? 1 : -1;
 	both = r->rpc_pipes > 0 && r->sub_pipes > 0;
 	atomic_store(&r->link_up, r->rpc_pipes > 0);
+	if (!both)
+		atomic_store(&r->link_ready, false); /* the next HELLO sets it */
 	if (both && !r->link_announced) {
 		r->link_announced = true;
 		kind = MAIL_LINK_UP;
@@ -164,6 +188,41 @@ void link_watch(struct relayd *r, int64_t now_ms)
 	r->link_down_since_ms = now_ms;
 }
 
+/* Removes reply sockets left by earlier incarnations of this worker that
+ * did not exit cleanly (their names differ by boot id). */
+static void link_remove_stale(const struct relayd *r)
+{
+	char pattern[CONFIG_PATH_MAX + 64];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/relayd-%d-*.ipc", relayd_cfg(r)->run_dir,
+		 r->instance);
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) == 0)
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			unlink(g.gl_pathv[i]);
+	globfree(&g);
+}
+
+/* The PULL socket stored's replies arrive on, listening before the first
+ * HELLO names it. */
+static int link_listen_replies(struct relayd *r, size_t max)
+{
+	char name[MSG_REPLY_SOCKET_NAME_MAX];
+
+	msg_reply_socket_name(name, (uint16_t)r->instance, r->boot_id);
+	if (config_socket_url(relayd_cfg(r), name, r->reply_url, sizeof(r->reply_url)) ||
+	    nng_pull0_open(&r->reply))
+		return ERR_NNG;
+	nng_socket_set_size(r->reply, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_int(r->reply, NNG_OPT_RECVBUF, 1024);
+	link_remove_stale(r);
+	if (nng_listen(r->reply, r->reply_url, NULL, 0)) {
+		log_warnx("cannot listen on %s", r->reply_url);
+		return ERR_NNG;
+	}
+	return 0;
+}
+
 int link_open(struct relayd *r)
 {
 	uint8_t topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, (uint8_t)(r->instance >> 8),
@@ -172,12 +231,11 @@ int link_open(struct relayd *r)
 	uint8_t policy_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_POLICY, 0xff, 0xff };
 	size_t max = (size_t)relayd_cfg(r)->max_message_bytes * 2 + 1048576;
 
-	if (nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
+	if (link_listen_replies(r, max) || nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
 		return ERR_NNG;
 	nng_socket_set_size(r->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_size(r->sub, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF, (int)relayd_cfg(r)->deliver_queue);
-	nng_socket_set_int(r->rpc, NNG_OPT_RECVBUF, 1024);
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
@@ -190,7 +248,7 @@ int link_open(struct relayd *r)
 	if (link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->dialers[0]) ||
 	    link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc", &r->dialers[1]))
 		return ERR_NNG;
-	if (pthread_create(&r->link_threads[0], NULL, link_rpc_main, r) ||
+	if (pthread_create(&r->link_threads[0], NULL, link_reply_main, r) ||
 	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))
 		return ERR_NNG;
 	return 0;
@@ -200,6 +258,8 @@ void link_close(struct relayd *r)
 {
 	nng_close(r->rpc);
 	nng_close(r->sub);
+	nng_close(r->reply);
 	pthread_join(r->link_threads[0], NULL);
 	pthread_join(r->link_threads[1], NULL);
+	unlink(r->reply_url + strlen("ipc://"));
 }

@@ -1,10 +1,11 @@
 /*
- * link.h - a worker's two sockets to stored.
+ * link.h - a worker's three sockets to stored.
  *
  * rpc (raw REQ, dials stored-rpc.ipc): every request carries our own
- * request id, both in the nng header (so raw REP can route the reply) and
- * in the message header.  Raw mode means nng never re-sends a request on
- * its own: a request lost with a dying stored is answered by our timeout.
+ * request id in the message header.  Raw mode means nng never re-sends a
+ * request on its own: a request lost with a dying stored is answered by our
+ * timeout.  reply (PULL, listens on relayd-<instance>-<boot id>.ipc) is
+ * where stored answers, once our HELLO has told it the boot id.
  * sub (SUB, dials stored-pub.ipc) receives this worker's DELIVER messages
  * only (topic: version, type, worker).  Both dial in the background and
  * redial forever, so stored may start after the workers or restart.
@@ -19,21 +20,30 @@
 
 struct relayd;
 
-/* Opens and dials both sockets and starts the receive threads.  Returns 0 or
+/* Opens the three sockets (listening on reply, dialling the others) and
+ * starts the receive threads.  Returns 0 or
  * ERR_NNG. */
 int link_open(struct relayd *r);
 /* Once a second (service thread): gives the link fresh dialers when it has
  * been down for a while (see link.c). */
 void link_watch(struct relayd *r, int64_t now_ms);
-/* Closes both sockets and joins the receive threads. */
+/* Closes the sockets, joins the receive threads and removes the reply
+ * socket's file. */
 void link_close(struct relayd *r);
 /* A fresh request id (31 bits, never 0). */
 uint32_t link_request_id(struct relayd *r);
 /*
  * Sends one encoded request (header included) with request_id.  Never
- * blocks.  Returns 0, or ERR_CLOSED (no stored) / ERR_NNG / ERR_NOMEM.
- * Thread-safe.
+ * blocks.  Returns 0, or ERR_CLOSED (no stored, or no HELLO sent on the
+ * current link yet) / ERR_NNG / ERR_NOMEM.  Thread-safe.
  */
 int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len);
+/*
+ * Sends the HELLO of a new link (service thread) and opens the link to
+ * link_send().  Before it stored does not know where to send replies (its
+ * reply channel is named by the HELLO), so every other request waits for
+ * it.  Same returns as link_send().
+ */
+int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 
 #endif

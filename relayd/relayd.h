@@ -73,11 +73,14 @@ struct relayd {
 	struct ingress *ingress;
 	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
 	nng_socket sub;             /* SUB to stored-pub.ipc */
-	pthread_t link_threads[2];  /* receive threads of rpc and sub */
+	nng_socket reply;           /* PULL: stored's replies (proto/msg.h) */
+	char reply_url[320];        /* where reply listens */
+	pthread_t link_threads[2];  /* receive threads of reply and sub */
 	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
 	int64_t link_down_since_ms; /* service thread: 0 while the link is up */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
+	atomic_bool link_ready;     /* and this link's HELLO has been sent */
 	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */

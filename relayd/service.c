@@ -172,9 +172,8 @@ static void service_hello(struct relayd *r)
 	struct buf out = BUF_INIT;
 
 	if (msg_encode_hello(&out, &h, &m) == 0)
-		service_request(r, &out, request_id);
-	else
-		buf_free(&out);
+		link_send_hello(r, request_id, out.data, out.len);
+	buf_free(&out);
 }
 
 /*

@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "query.h"
 #include "queue.h"
+#include "reply.h"
 #include "rpc.h"
 #include "stored.h"
 #include "writer.h"
@@ -181,6 +182,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	nng_close(s->pub);
 	nng_close(s->admin);
 	pthread_join(t->admin, NULL);
+	reply_close_all(s);
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
 	queue_free(s->query_q);

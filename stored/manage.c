@@ -12,6 +12,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "stored.h"
+#include "reply.h"
 
 /* The admin thread may wait up to a minute for the writer. */
 #define MANAGE_TIMEOUT_MS 70000
@@ -31,7 +32,7 @@ static void manage_answer(struct manage_call *c, const char *json, size_t len)
 	struct buf out = BUF_INIT;
 
 	if (msg_encode_manage_result(&out, &h, &r) == 0)
-		rpc_reply(c->s, &c->to, out.data, out.len);
+		reply_send(c->s, &c->to, out.data, out.len);
 	buf_free(&out);
 }
 

@@ -15,6 +15,7 @@
 #include "query_sql.h"
 #include "queue.h"
 #include "stored.h"
+#include "reply.h"
 
 struct query_worker {
 	struct stored *s;
@@ -75,7 +76,7 @@ static void query_flush(struct query_worker *q, const struct query_job *job)
 		return;
 	buf_reset(&q->out);
 	if (msg_encode_query_events(&q->out, &h, &m) == 0)
-		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+		reply_send(q->s, &job->to, q->out.data, q->out.len);
 	for (uint32_t i = 0; i < q->nevents; i++)
 		free((char *)q->events[i].ptr);
 	q->nevents = 0;
@@ -145,7 +146,7 @@ static void query_done(struct query_worker *q, const struct query_job *job, int 
 
 	buf_reset(&q->out);
 	if (msg_encode_query_done(&q->out, &h, &d) == 0)
-		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+		reply_send(q->s, &job->to, q->out.data, q->out.len);
 }
 
 static int query_prepare_seen(struct query_worker *q, const struct query_job *job)
@@ -214,7 +215,7 @@ static void query_count(struct query_worker *q, const struct query_job *job)
 	}
 	buf_reset(&q->out);
 	if (msg_encode_count_result(&q->out, &h, &r) == 0)
-		rpc_reply(q->s, &job->to, q->out.data, q->out.len);
+		reply_send(q->s, &job->to, q->out.data, q->out.len);
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 

@@ -16,6 +16,7 @@
 #include "manage.h"
 #include "queue.h"
 #include "stored.h"
+#include "reply.h"
 
 /* Largest request stored accepts: an event at the configured message limit
  * plus framing, never less than nng's usual 1 MiB. */
@@ -24,22 +25,6 @@ static size_t rpc_max_message(const struct stored *s)
 	size_t want = (size_t)s->cfg.max_message_bytes * 2 + 65536;
 
 	return want < 1048576 ? 1048576 : want;
-}
-
-int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
-{
-	nng_msg *msg;
-
-	if (nng_msg_alloc(&msg, 0))
-		return ERR_NOMEM;
-	/* Blocking, bounded by NNG_OPT_SENDTIMEO: a full queue to a worker must
-	 * slow the replying thread down, not drop an OK or an EOSE. */
-	if (nng_msg_header_append(msg, to->header, to->header_len) ||
-	    nng_msg_append(msg, payload, len) || nng_sendmsg(s->rpc, msg, 0)) {
-		nng_msg_free(msg);
-		return ERR_NNG;
-	}
-	return 0;
 }
 
 static void rpc_push_bcast(struct stored *s, struct bcast_job *job)
@@ -78,13 +63,15 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 		.pid = m.pid, .boot_id = m.boot_id, .started_at = (uint64_t)time(NULL) };
 	pthread_mutex_unlock(&s->workers_lock);
 	log_info("worker %u (pid %u) connected", to->worker, m.pid);
+	if (reply_open(s, to->worker, m.boot_id))
+		log_warnx("no reply channel to worker %u", to->worker);
 	job = rpc_bcast_job(BCAST_HELLO, to);
 	if (job) {
 		job->boot_id = m.boot_id;
 		rpc_push_bcast(s, job);
 	}
 	if (msg_encode_hello_ack(&out, &h, &ack) == 0)
-		rpc_reply(s, to, out.data, out.len);
+		reply_send(s, to, out.data, out.len);
 	buf_free(&out);
 }
 
@@ -98,7 +85,7 @@ static void rpc_refuse_event(struct stored *s, const struct rpc_return *to, uint
 
 	memcpy(r.id, id, EVENT_ID_LEN);
 	if (msg_encode_event_result(&out, &h, &r) == 0)
-		rpc_reply(s, to, out.data, out.len);
+		reply_send(s, to, out.data, out.len);
 	buf_free(&out);
 }
 
@@ -120,7 +107,7 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 	rpc_push_bcast(s, job);
 	atomic_fetch_add(&s->stats.ephemeral_delivered, 1);
 	if (msg_encode_event_result(&out, &h, &r) == 0)
-		rpc_reply(s, to, out.data, out.len);
+		reply_send(s, to, out.data, out.len);
 	buf_free(&out);
 }
 
@@ -301,13 +288,10 @@ static void rpc_dispatch(struct stored *s, nng_msg *msg)
 	struct rpc_return to = { 0 };
 	struct msg_header h;
 
-	if (nng_msg_header_len(msg) > sizeof(to.header) || msg_decode_header(data, len, &h) ||
-	    !rpc_handlers[h.type]) {
+	if (msg_decode_header(data, len, &h) || !rpc_handlers[h.type]) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}
-	to.header_len = (uint8_t)nng_msg_header_len(msg);
-	memcpy(to.header, nng_msg_header(msg), to.header_len);
 	to.pipe = nng_pipe_id(nng_msg_get_pipe(msg));
 	to.worker = h.worker;
 	to.request_id = h.request_id;
@@ -366,8 +350,6 @@ int rpc_open(struct stored *s)
 		return ERR_NNG;
 	nng_socket_set_size(s->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_int(s->rpc, NNG_OPT_RECVBUF, 1024);
-	nng_socket_set_int(s->rpc, NNG_OPT_SENDBUF, 8192);
-	nng_socket_set_ms(s->rpc, NNG_OPT_SENDTIMEO, 2000);
 	nng_socket_set_int(s->pub, NNG_OPT_SENDBUF, 1024);
 	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
 	if (rpc_listen(s->rpc, &s->cfg, "stored-rpc.ipc") || rpc_listen(s->pub, &s->cfg, "stored-pub.ipc"))

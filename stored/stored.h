@@ -24,10 +24,9 @@
 
 struct queue;
 
-/* Where a reply goes: the raw REP backtrace of the request it answers. */
+/* Where a reply goes: the worker, and the request pipe it asked on (a reply
+ * to a pipe that is gone is dropped: reply.h). */
 struct rpc_return {
-	uint8_t header[32];
-	uint8_t header_len;
 	uint32_t pipe;
 	uint16_t worker;
 	uint32_t request_id;
@@ -76,6 +75,14 @@ struct stored_worker_report {
 	struct histo ok_latency;
 };
 
+/* A worker's reply channel (reply.c); guarded by workers_lock. */
+struct reply_channel {
+	nng_socket sock;
+	bool open;
+	bool stalled; /* a send timed out: drop until one succeeds */
+	uint64_t boot_id;
+};
+
 struct stored {
 	struct config cfg;
 	uint64_t boot_id;
@@ -90,16 +97,9 @@ struct stored {
 	struct stored_stats stats;
 	pthread_mutex_t workers_lock; /* guards workers[] (admin reads, rpc writes) */
 	struct stored_worker_report workers[STORED_MAX_WORKERS];
+	struct reply_channel replies[STORED_MAX_WORKERS];
 	atomic_bool stopping;
 	pthread_t metrics_thread;
 };
-
-/*
- * Sends payload (a complete encoded message) as the reply routed by to.
- * Waits while the worker's queue is full, at most 2 s (then the worker's
- * own timeout answers its client with error:).  Returns 0 or
- * ERR_NNG/ERR_NOMEM.
- */
-int rpc_reply(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
 
 #endif

@@ -9,12 +9,14 @@
 #include "../common/log.h"
 #include "../common/retention.h"
 #include "../proto/msg.h"
+#include "checkpoint.h"
 #include "db.h"
 #include "ingest.h"
 #include "jobs.h"
 #include "maint.h"
 #include "queue.h"
 #include "stored.h"
+#include "reply.h"
 
 struct writer {
 	struct stored *s;
@@ -26,7 +28,29 @@ struct writer {
 	const char **why; /* INGEST_REFUSED: the message */
 	struct write_job *op; /* an operator's job met while collecting a batch */
 	int64_t last_expiry;
+	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
+	int wal_pages; /* the WAL's size after the last commit */
 };
+
+/* SQLite calls this after each commit; installing it also turns off the
+ * automatic checkpoint (checkpoint.h says why). */
+static int writer_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+	struct writer *w = arg;
+
+	w->wal_pages = pages;
+	return SQLITE_OK;
+}
+
+/* After a batch is answered: let the checkpoint thread copy the WAL, or
+ * copy it here when the WAL is past its bound. */
+static void writer_checkpoint(struct writer *w)
+{
+	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
+		return;
+	if (sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
+		w->wal_pages = 0;
+}
 
 static const char *writer_message(enum ingest_outcome outcome, const char *why)
 {
@@ -55,7 +79,7 @@ static void writer_reply(struct writer *w, const struct write_job *job, const ui
 	}
 	memcpy(r.id, id, EVENT_ID_LEN);
 	if (msg_encode_event_result(&out, &h, &r) == 0)
-		rpc_reply(w->s, &job->to, out.data, out.len);
+		reply_send(w->s, &job->to, out.data, out.len);
 	buf_free(&out);
 }
 
@@ -253,6 +277,19 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 		atomic_fetch_add(&st->commits, 1);
 }
 
+/* Frees the writer and what it holds (any part may be missing). */
+static void writer_free(struct writer *w)
+{
+	checkpointer_stop(w->checkpointer);
+	ingest_free(w->ingest);
+	db_close(w->db);
+	free(w->batch);
+	free(w->outcome);
+	free(w->seq);
+	free(w->why);
+	free(w);
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -260,8 +297,10 @@ static void *writer_main(void *arg)
 
 	for (;;) {
 		n = writer_collect(w);
-		if (n)
+		if (n) {
 			writer_finish(w, n, writer_apply(w, n) == 0);
+			writer_checkpoint(w);
+		}
 		if (!w->op && !n)
 			break;
 		if (w->op) {
@@ -270,13 +309,7 @@ static void *writer_main(void *arg)
 			w->op = NULL;
 		}
 	}
-	ingest_free(w->ingest);
-	db_close(w->db);
-	free(w->batch);
-	free(w->outcome);
-	free(w->seq);
-	free(w->why);
-	free(w);
+	writer_free(w);
 	return NULL;
 }
 
@@ -294,15 +327,17 @@ int writer_start(struct stored *s, pthread_t *thread)
 	w->why = calloc(n, sizeof(*w->why));
 	if (!w->batch || !w->outcome || !w->seq || !w->why ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
-	    !(w->ingest = ingest_new(w->db, s->cfg.search)) ||
-	    pthread_create(thread, NULL, writer_main, w)) {
-		ingest_free(w->ingest);
-		db_close(w->db);
-		free(w->batch);
-		free(w->outcome);
-		free(w->seq);
-		free(w->why);
-		free(w);
+	    !(w->ingest = ingest_new(w->db, s->cfg.search))) {
+		writer_free(w);
+		return ERR_DB;
+	}
+	w->checkpointer = checkpointer_start(s->db_path, s->cfg.db_synchronous);
+	if (w->checkpointer)
+		sqlite3_wal_hook(w->db, writer_wal_hook, w);
+	else
+		log_warnx("no checkpoint thread: the writer checkpoints as it commits");
+	if (pthread_create(thread, NULL, writer_main, w)) {
+		writer_free(w);
 		return ERR_DB;
 	}
 	return 0;

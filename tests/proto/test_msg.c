@@ -1526,6 +1526,22 @@ static void add_case_loop(TCase *tc, const TTest *test)
 	tcase_add_loop_test(tc, test, 0, NCASES);
 }
 
+/* The reply socket's name carries the worker and the full boot id, so two
+ * incarnations of a worker never share one; the longest fits the buffer. */
+START_TEST(test_reply_socket_name)
+{
+	char a[MSG_REPLY_SOCKET_NAME_MAX], b[MSG_REPLY_SOCKET_NAME_MAX];
+
+	msg_reply_socket_name(a, 1, UINT64_C(0x0123456789abcdef));
+	ck_assert_str_eq(a, "relayd-1-0123456789abcdef.ipc");
+	msg_reply_socket_name(b, 1, UINT64_C(0x0123456789abcdee));
+	ck_assert_str_ne(a, b);
+	msg_reply_socket_name(a, 65535, UINT64_MAX);
+	ck_assert_str_eq(a, "relayd-65535-ffffffffffffffff.ipc");
+	ck_assert_uint_lt(strlen(a) + 1, MSG_REPLY_SOCKET_NAME_MAX);
+}
+END_TEST
+
 static Suite *msg_suite(void)
 {
 	Suite *s = suite_create("msg");
@@ -1562,6 +1578,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(raw, test_query_events_counts);
 	tcase_add_test(raw, test_deliver_counts);
 	tcase_add_test(raw, test_failed_decode_is_empty);
+	tcase_add_test(raw, test_reply_socket_name);
 	suite_add_tcase(s, raw);
 
 	tcase_add_test(random, test_random_sub_open);

@@ -1,0 +1,132 @@
+/* reply.c - per-worker reply channels (see reply.h). */
+#include "reply.h"
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/push.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../proto/msg.h"
+#include "stored.h"
+
+/* Messages queued per worker before a sender waits: a commit of
+ * commit_batch events answers them all at once. */
+#define REPLY_QUEUE 8192
+#define REPLY_WAIT_MS 2000
+
+static int reply_dial(struct stored *s, uint16_t worker, uint64_t boot_id, nng_socket *out)
+{
+	char name[MSG_REPLY_SOCKET_NAME_MAX], url[256];
+	nng_socket sock;
+
+	msg_reply_socket_name(name, worker, boot_id);
+	if (config_socket_url(&s->cfg, name, url, sizeof(url)) || nng_push0_open(&sock))
+		return ERR_NNG;
+	nng_socket_set_int(sock, NNG_OPT_SENDBUF, REPLY_QUEUE);
+	nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, REPLY_WAIT_MS);
+	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 20);
+	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 250);
+	if (nng_dial(sock, url, NULL, NNG_FLAG_NONBLOCK)) {
+		log_warnx("cannot dial %s", url);
+		nng_close(sock);
+		return ERR_NNG;
+	}
+	*out = sock;
+	return 0;
+}
+
+int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id)
+{
+	struct reply_channel *ch = &s->replies[worker];
+	nng_socket sock, old = NNG_SOCKET_INITIALIZER;
+	bool same;
+
+	pthread_mutex_lock(&s->workers_lock);
+	same = ch->open && ch->boot_id == boot_id;
+	pthread_mutex_unlock(&s->workers_lock);
+	if (same)
+		return 0; /* the same incarnation dialled stored again */
+	if (reply_dial(s, worker, boot_id, &sock))
+		return ERR_NNG;
+	pthread_mutex_lock(&s->workers_lock);
+	if (ch->open)
+		old = ch->sock;
+	*ch = (struct reply_channel){ .sock = sock, .open = true, .boot_id = boot_id };
+	pthread_mutex_unlock(&s->workers_lock);
+	if (nng_socket_id(old) > 0)
+		nng_close(old);
+	return 0;
+}
+
+/* The channel for to, if its worker incarnation is the one that asked. */
+static int reply_channel_for(struct stored *s, const struct rpc_return *to, nng_socket *sock,
+			     bool *stalled)
+{
+	int rc = ERR_CLOSED;
+
+	if (to->worker >= STORED_MAX_WORKERS)
+		return ERR_CLOSED;
+	pthread_mutex_lock(&s->workers_lock);
+	if (s->replies[to->worker].open && s->workers[to->worker].present &&
+	    s->workers[to->worker].pipe == to->pipe) {
+		*sock = s->replies[to->worker].sock;
+		*stalled = s->replies[to->worker].stalled;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&s->workers_lock);
+	return rc;
+}
+
+static void reply_mark(struct stored *s, const struct rpc_return *to, nng_socket sock, bool stalled)
+{
+	struct reply_channel *ch = &s->replies[to->worker];
+	bool changed = false;
+
+	pthread_mutex_lock(&s->workers_lock);
+	if (ch->open && nng_socket_id(ch->sock) == nng_socket_id(sock) && ch->stalled != stalled) {
+		ch->stalled = stalled;
+		changed = true;
+	}
+	pthread_mutex_unlock(&s->workers_lock);
+	if (changed && stalled)
+		log_warnx("worker %u does not read its replies; dropping them until it does",
+			  to->worker);
+	else if (changed)
+		log_info("worker %u reads its replies again", to->worker);
+}
+
+int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
+{
+	nng_socket sock;
+	nng_msg *msg;
+	bool stalled;
+	int rv;
+
+	if (reply_channel_for(s, to, &sock, &stalled))
+		return ERR_CLOSED;
+	if (nng_msg_alloc(&msg, 0))
+		return ERR_NOMEM;
+	if (nng_msg_append(msg, payload, len)) {
+		nng_msg_free(msg);
+		return ERR_NOMEM;
+	}
+	rv = nng_sendmsg(sock, msg, stalled ? NNG_FLAG_NONBLOCK : 0);
+	if (rv) {
+		nng_msg_free(msg);
+		if (rv == NNG_ETIMEDOUT)
+			reply_mark(s, to, sock, true);
+		return rv == NNG_ETIMEDOUT || rv == NNG_EAGAIN ? ERR_FULL : ERR_NNG;
+	}
+	if (stalled)
+		reply_mark(s, to, sock, false);
+	return 0;
+}
+
+void reply_close_all(struct stored *s)
+{
+	for (int w = 0; w < STORED_MAX_WORKERS; w++) {
+		if (s->replies[w].open)
+			nng_close(s->replies[w].sock);
+		s->replies[w].open = false;
+	}
+}

@@ -1,0 +1,45 @@
+/*
+ * reply.h - stored's reply channel to each worker.
+ *
+ * Replies leave on a PUSH socket per worker that dials the worker's own
+ * listener (relayd-<worker>-<boot id>.ipc, proto/msg.h says why not the
+ * REP socket).  PUSH keeps every message and makes the sender wait when the
+ * worker is slow, so nothing is dropped under a burst.  A worker that stops
+ * reading altogether must not stall stored: after one send times out the
+ * channel counts as stalled and further replies to it are dropped at once
+ * until one goes through (its clients then get error: from the worker's own
+ * timeout, as with a worker that died).
+ *
+ * Threading: reply_send() may be called from any thread; reply_open() from
+ * the rpc thread; reply_close_all() once every other thread has stopped.
+ */
+#ifndef STORED_REPLY_H
+#define STORED_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct stored;
+struct rpc_return;
+
+/*
+ * Gives worker a channel to the incarnation boot_id, replacing the one to
+ * an earlier incarnation (whose queued replies are discarded with it).  The
+ * dial completes in the background; the first send waits for it.  Returns
+ * 0 or ERR_NNG.
+ */
+int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id);
+
+/*
+ * Sends payload (a complete encoded message) to the worker named by to.
+ * Dropped (ERR_CLOSED) when that worker's request pipe is gone or replaced:
+ * the reply belongs to an incarnation that no longer waits for it.  Waits
+ * at most 2 s while the worker's queue is full.  Returns 0, ERR_CLOSED,
+ * ERR_FULL (stalled), ERR_NNG or ERR_NOMEM.
+ */
+int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
+
+/* Closes every channel (stored's shutdown). */
+void reply_close_all(struct stored *s);
+
+#endif

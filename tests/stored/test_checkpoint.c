@@ -1,0 +1,178 @@
+/*
+ * test_checkpoint.c - checks stored/checkpoint.c on a real WAL database, as
+ * the writer uses it (wal hook installed, so no automatic checkpoint):
+ *
+ *   - below the wake threshold nothing is checkpointed: the database file
+ *     stays at its initial size and the thread has not run;
+ *   - once the WAL has grown past it, the thread runs and copies the pages
+ *     into the database file (which grows to hold the rows), without the
+ *     writer waiting for it;
+ *   - checkpointer_after_commit() asks the writer to checkpoint itself only
+ *     past the hard bound, and a writer checkpoint there lets the WAL
+ *     start over (the next commits report a small WAL);
+ *   - stopping with nothing to do is clean.
+ */
+#include <check.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../../stored/checkpoint.h"
+#include "../../stored/db.h"
+#include "../support/tmpdir.h"
+
+static char dir[TMPDIR_PATH_MAX];
+static char db_path[TMPDIR_PATH_MAX + 16];
+static sqlite3 *db;
+static int wal_pages;
+static sqlite3_stmt *insert;
+
+static int note_pages(void *arg, sqlite3 *conn, const char *name, int pages)
+{
+	wal_pages = pages;
+	return SQLITE_OK;
+}
+
+static void setup(void)
+{
+	tmpdir_make(dir, "test_checkpoint");
+	snprintf(db_path, sizeof(db_path), "%s/db", dir);
+	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
+	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE big(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "INSERT INTO big VALUES(zeroblob(3500))", -1, &insert,
+					    NULL),
+			 SQLITE_OK);
+	sqlite3_wal_hook(db, note_pages, NULL);
+	wal_pages = 0;
+}
+
+static void teardown(void)
+{
+	sqlite3_finalize(insert);
+	db_close(db);
+	tmpdir_remove(dir);
+}
+
+/* One transaction of n rows of about a page each. */
+static void commit_rows(int n)
+{
+	ck_assert_int_eq(sqlite3_exec(db, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+	for (int i = 0; i < n; i++) {
+		ck_assert_int_eq(sqlite3_step(insert), SQLITE_DONE);
+		sqlite3_reset(insert);
+	}
+	ck_assert_int_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+}
+
+static long db_file_size(void)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(db_path, &st), 0);
+	return (long)st.st_size;
+}
+
+/* Waits up to 10 s for the thread to have run at least n times. */
+static void wait_runs(struct checkpointer *cp, unsigned long n)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 1000 && checkpointer_runs(cp) < n; i++)
+		nanosleep(&pause, NULL);
+	ck_assert_uint_ge(checkpointer_runs(cp), n);
+}
+
+START_TEST(quiet_below_threshold)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	long before = db_file_size();
+
+	ck_assert_ptr_nonnull(cp);
+	for (int i = 0; i < 10; i++) {
+		commit_rows(50);
+		ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	}
+	ck_assert_int_lt(wal_pages, 1000);
+	checkpointer_stop(cp);
+	/* Nothing woke the thread, so the rows are only in the WAL (the
+	 * checkpointer's own close may not checkpoint: the writer is open). */
+	ck_assert_int_eq(db_file_size(), before);
+}
+END_TEST
+
+START_TEST(wakes_and_copies)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+
+	ck_assert_ptr_nonnull(cp);
+	while (wal_pages < 4200) {
+		commit_rows(100);
+		ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	}
+	wait_runs(cp, 1);
+	checkpointer_stop(cp);
+	/* The pages it was woken for are in the database now (fewer pages
+	 * than WAL frames: a page committed twice is copied once). */
+	ck_assert_int_gt(db_file_size(), 3000L * 4096);
+}
+END_TEST
+
+START_TEST(hard_bound_lets_the_wal_restart)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	bool asked = false;
+
+	ck_assert_ptr_nonnull(cp);
+	for (int i = 0; i < 400 && !asked; i++) {
+		commit_rows(100);
+		asked = checkpointer_after_commit(cp, wal_pages);
+	}
+	ck_assert(asked);
+	ck_assert_int_ge(wal_pages, 16384);
+	/* What the writer does then (stored/writer.c); busy while the thread
+	 * is checkpointing, so the writer tries again after its next commit. */
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int rc = SQLITE_BUSY;
+	for (int i = 0; i < 1000 && rc == SQLITE_BUSY; i++) {
+		rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		if (rc == SQLITE_BUSY)
+			nanosleep(&pause, NULL);
+	}
+	ck_assert_int_eq(rc, SQLITE_OK);
+	commit_rows(10);
+	ck_assert_int_lt(wal_pages, 100);
+	ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	checkpointer_stop(cp);
+}
+END_TEST
+
+START_TEST(stop_idle)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_uint_eq(checkpointer_runs(cp), 0);
+	checkpointer_stop(cp);
+	checkpointer_stop(NULL);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("checkpoint");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, quiet_below_threshold);
+	tcase_add_test(tc, wakes_and_copies);
+	tcase_add_test(tc, hard_bound_lets_the_wal_restart);
+	tcase_add_test(tc, stop_idle);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
