@@ -12,7 +12,6 @@
  * written to a private mkdtemp() directory under /tmp.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 
 #include "../../common/config.h"
 #include "../../common/err.h"
+#include "../support/tmpdir.h"
 
 /* Every key: its field, a default, the bounds (integers) and a valid
  * non-default value. */
@@ -68,7 +68,7 @@ static const struct key_case keys[] = {
 	U(commit_batch, "1024", 1, 100000, "64"),
 	U(query_threads, "2", 1, 64, "4"),
 	S(db_synchronous, "full", "normal"),
-	U(verify_threads, "1", 1, 64, "3"),
+	U(verify_threads, "1", 0, 64, "3"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
 	S(log_level, "info", "debug"),
 };
@@ -97,32 +97,17 @@ static const char *field_text(const struct config *cfg, const struct key_case *k
 /* Config files live in a directory made once by the parent process
  * (unchecked fixture) and removed with whatever is left in it, so a failing
  * test, whose forked child exits before any teardown, leaves no litter. */
-static char tmp_dir[64];
-static char conf_path[128];
+static char tmp_dir[TMPDIR_PATH_MAX];
+static char conf_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.conf" */
 
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_config-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_config");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 static void setup(void)
@@ -285,7 +270,7 @@ END_TEST
 START_TEST(test_unknown_key)
 {
 	struct config cfg;
-	char err[256], want[200];
+	char err[256], want[sizeof(err)];
 
 	ck_assert_int_eq(config_set(&cfg, "prot", "1", err, sizeof(err)), ERR_CONFIG);
 	ck_assert_str_eq(err, "unknown key 'prot'");
@@ -303,7 +288,7 @@ END_TEST
 START_TEST(test_file_errors_name_line)
 {
 	struct config cfg;
-	char err[256], want[200];
+	char err[256], want[sizeof(err)];
 
 	ck_assert_int_eq(load_text("\n\nport = 0\n", &cfg, err, sizeof(err)), ERR_CONFIG);
 	snprintf(want, sizeof(want), "%s:3: 'port' must be an integer from 1 to 65535, not '0'",
@@ -614,7 +599,7 @@ static Suite *config_suite(void)
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("keys");
 
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_loop_test(tc, test_every_key_settable, 0, (int)NKEYS);
@@ -624,7 +609,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_unknown_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("file");
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_file_errors_name_line);
 	tcase_add_test(tc, test_missing_file);
@@ -636,7 +621,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_sample_lists_every_key);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("validation");
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_log_level_validation);
 	tcase_add_test(tc, test_db_synchronous_validation);

@@ -12,45 +12,29 @@
  * the test's own SQL.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "../../common/err.h"
 #include "../../common/log.h"
 #include "../../stored/db.h"
+#include "../support/tmpdir.h"
 
 /* The directory every test's database lives in: made once by the parent
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-static char tmp_dir[64];
+static char tmp_dir[TMPDIR_PATH_MAX];
 
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_db-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_db");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 /* A database path of its own for the current test. */
@@ -61,7 +45,7 @@ static void db_path_make(char *path, size_t len)
 	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
 }
 
-static char db_path[128];
+static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
 
 static void setup(void)
 {
@@ -72,7 +56,7 @@ static void setup(void)
 static void teardown(void)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
-	char path[160];
+	char path[sizeof(db_path) + 16];
 
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		snprintf(path, sizeof(path), "%s%s", db_path, suffixes[i]);
@@ -384,7 +368,7 @@ static Suite *db_suite(void)
 	Suite *s = suite_create("db");
 	TCase *tc = tcase_create("db");
 
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_schema);
 	tcase_add_test(tc, test_reopen_keeps_rows);

@@ -30,7 +30,6 @@
  * pubkey), so the table's contents read as "10 20".
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,40 +42,26 @@
 #include "../../stored/db.h"
 #include "../../stored/erase.h"
 #include "../../stored/ingest.h"
+#include "../support/tmpdir.h"
 
 enum { ALICE = 0xa1, BOB = 0xb0, CAROL = 0xc0 };
 
-static char tmp_dir[64];
-static char db_path[128];
+static char tmp_dir[TMPDIR_PATH_MAX];
+static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
 static sqlite3 *db;
 static struct ingest *in;
 static const char *why; /* the last refusal message */
 
 /* ---------------------------------------------------------------- fixture */
 
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_erase-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_erase");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 static void sql_exec(const char *sql)
@@ -100,7 +85,7 @@ static void setup(void)
 
 static void unlink_suffixed(const char *suffix)
 {
-	char path[160];
+	char path[sizeof(db_path) + 16];
 
 	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
 	unlink(path);
@@ -789,7 +774,7 @@ static TCase *tcase_with_db(const char *name)
 {
 	TCase *tc = tcase_create(name);
 
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	return tc;
 }

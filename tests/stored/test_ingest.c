@@ -17,7 +17,6 @@
  * SHA-256 ids), to pin down how a ["d"] tag without a value arrives.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,39 +30,25 @@
 #include "../../common/log.h"
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
+#include "../support/tmpdir.h"
+
+/* ingest_event()'s refusal message; these tests only read it when refused. */
+static const char *why;
 
 /* The directory every test's database lives in: made once by the parent
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-/* ingest_event()'s refusal message; these tests only read it when refused. */
-static const char *why;
+static char tmp_dir[TMPDIR_PATH_MAX];
 
-static char tmp_dir[64];
-
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_ingest-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_ingest");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 /* A database path of its own for the current test. */
@@ -74,7 +59,7 @@ static void db_path_make(char *path, size_t len)
 	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
 }
 
-static char db_path[128];
+static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
 static sqlite3 *db;
 static struct ingest *in;
 
@@ -97,7 +82,7 @@ static void setup(void)
 
 static void remove_suffixed(const char *suffix)
 {
-	char path[160];
+	char path[sizeof(db_path) + 16];
 
 	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
 	unlink(path);
@@ -635,7 +620,7 @@ static Suite *ingest_suite(void)
 	Suite *s = suite_create("ingest");
 	TCase *tc = tcase_create("regular");
 
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_regular_insert_then_duplicate);
 	tcase_add_test(tc, test_regular_kinds_never_replace);
@@ -643,7 +628,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_new_without_schema);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("replaceable");
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_replaceable_keeps_newest, 0,
 			    (int)(sizeof(replaceable_kinds) / sizeof(replaceable_kinds[0])));
@@ -654,7 +639,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_replaceable_ignores_d);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("addressable");
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_addressable_by_d);
 	tcase_add_test(tc, test_addressable_missing_d);
@@ -663,7 +648,7 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_addressable_d_with_nul);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tags");
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_tags_rows_written);
 	tcase_add_test(tc, test_tags_deleted_with_replaced);

@@ -12,7 +12,6 @@
  *   - an op the writer does not run (IMPORT, LIST_SUBS) is ERR_INVAL.
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,34 +25,20 @@
 #include "../../stored/ingest.h"
 #include "../../stored/jobs.h"
 #include "../../stored/maint.h"
+#include "../support/tmpdir.h"
 
-static char tmp_dir[64];
-static char db_path[128];
+static char tmp_dir[TMPDIR_PATH_MAX];
+static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
 static sqlite3 *db;
 
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_maint-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_maint");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 static void setup(void)
@@ -67,7 +52,7 @@ static void setup(void)
 
 static void unlink_suffixed(const char *suffix)
 {
-	char path[160];
+	char path[sizeof(db_path) + 16];
 
 	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
 	unlink(path);
@@ -95,7 +80,7 @@ static int64_t sql_int(const char *sql)
 
 static uint64_t wal_size(void)
 {
-	char path[160];
+	char path[sizeof(db_path) + 16];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s-wal", db_path);
@@ -253,7 +238,7 @@ static Suite *maint_suite(void)
 	Suite *s = suite_create("maint");
 	TCase *tc = tcase_create("jobs");
 
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_checkpoint);
 	tcase_add_test(tc, test_vacuum);

@@ -31,7 +31,6 @@
  * has one).
  */
 #include <check.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +43,7 @@
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
 #include "../../stored/query_sql.h"
+#include "../support/tmpdir.h"
 
 #define NEVENTS 2000
 #define NFILTERS 500
@@ -102,31 +102,16 @@ static int64_t last_seq;
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-static char tmp_dir[64];
+static char tmp_dir[TMPDIR_PATH_MAX];
 
-static void tmp_dir_make(void)
+static void tmp_dir_setup(void)
 {
-	strcpy(tmp_dir, "/tmp/test_query_sql-XXXXXX");
-	if (!mkdtemp(tmp_dir)) {
-		perror("mkdtemp");
-		abort();
-	}
+	tmpdir_make(tmp_dir, "test_query_sql");
 }
 
-static void tmp_dir_remove(void)
+static void tmp_dir_teardown(void)
 {
-	char path[sizeof(tmp_dir) + 300];
-	struct dirent *e;
-	DIR *d = opendir(tmp_dir);
-
-	while (d && (e = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", tmp_dir, e->d_name);
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlink(path);
-	}
-	if (d)
-		closedir(d);
-	rmdir(tmp_dir);
+	tmpdir_remove(tmp_dir);
 }
 
 /* A database path of its own for the current test. */
@@ -137,7 +122,7 @@ static void db_path_make(char *path, size_t len)
 	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
 }
 
-static char db_path[128];
+static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
 static sqlite3 *db;
 
 static void sql_exec(const char *sql)
@@ -279,7 +264,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char path[160];
+	char path[sizeof(db_path) + 16];
 
 	for (size_t i = 0; i < nref; i++)
 		event_free(&ref[i].ev);
@@ -815,7 +800,7 @@ static Suite *query_sql_suite(void)
 	TCase *tc = tcase_create("differential");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_unchecked_fixture(tc, tmp_dir_make, tmp_dir_remove);
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_population_shape);
 	tcase_add_test(tc, test_no_constraints);
