@@ -51,6 +51,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_MANAGE] = "manage",
 	[MSG_MANAGE_RESULT] = "manage_result",
 	[MSG_POLICY] = "policy",
+	[MSG_EVENT_RESULTS] = "event_results",
 };
 
 const char *msg_type_name(int type)
@@ -422,6 +423,65 @@ int msg_decode_event_result(const void *body, size_t len, struct msg_event_resul
 	m->accepted = get_bool(&r);
 	m->message = get_view(&r);
 	return decode_end(&r, m, sizeof(*m));
+}
+
+/* request_id, conn_id, id, accepted, message: the least an item takes. */
+#define EVENT_RESULTS_ITEM_MIN (4 + 8 + EVENT_ID_LEN + 1 + STR_MIN)
+
+int msg_encode_event_results(struct buf *out, const struct msg_header *h,
+			     const struct msg_event_results *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_EVENT_RESULTS);
+	put_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count; i++) {
+		const struct msg_event_result *r = &m->items[i].result;
+
+		put_u32(&w, m->items[i].request_id);
+		put_u64(&w, r->conn_id);
+		put_raw(&w, r->id, EVENT_ID_LEN);
+		put_bool(&w, r->accepted);
+		put_view(&w, &r->message);
+	}
+	return writer_end(&w);
+}
+
+int msg_decode_event_results(const void *body, size_t len, struct msg_event_results *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	n = get_count(&r, EVENT_RESULTS_ITEM_MIN);
+	m->items = reader_alloc(&r, n, sizeof(*m->items));
+	for (uint32_t i = 0; m->items && i < n; i++) {
+		struct msg_event_result *res = &m->items[i].result;
+
+		m->items[i].request_id = wire_get_u32(&r);
+		res->conn_id = wire_get_u64(&r);
+		wire_get_raw(&r, res->id, EVENT_ID_LEN);
+		res->accepted = get_bool(&r);
+		res->message = get_view(&r);
+	}
+	m->count = m->items ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_event_results_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_event_results_release(struct msg_event_results *m)
+{
+	if (!m)
+		return;
+	free(m->items);
+	m->items = NULL;
+	m->count = 0;
 }
 
 /* ---- filters (inside SUB_OPEN) ---- */

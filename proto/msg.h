@@ -10,7 +10,7 @@
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
  *                   stored (PUSH, dials once the worker's HELLO names its
  *                   boot id) -> relayd (PULL, listens).  Replies: HELLO_ACK,
- *                   EVENT_RESULT, QUERY_EVENTS (zero or more), QUERY_DONE,
+ *                   EVENT_RESULT, EVENT_RESULTS (a commit's), QUERY_EVENTS (zero or more), QUERY_DONE,
  *                   COUNT_RESULT, MANAGE_RESULT.  Not the REP socket: raw
  *                   REP drops a reply whenever the pipe's two-message queue
  *                   is full (a commit answers hundreds at once), while PUSH
@@ -74,6 +74,7 @@ enum msg_type {
 	MSG_MANAGE = 15,
 	MSG_MANAGE_RESULT = 16,
 	MSG_POLICY = 17,
+	MSG_EVENT_RESULTS = 18,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -119,6 +120,19 @@ struct msg_event_result {
 	uint8_t id[EVENT_ID_LEN];
 	bool accepted;
 	struct msg_str message; /* "" or "prefix: reason" */
+};
+
+/* EVENT_RESULTS: every result of one commit for one worker, in one
+ * message (header request_id 0): hundreds of messages per commit were most
+ * of the link's cost under load.  Each item names its own request. */
+struct msg_event_results_item {
+	uint32_t request_id;
+	struct msg_event_result result;
+};
+struct msg_event_results {
+	uint32_t count;
+	struct msg_event_results_item *items; /* decoded: owned array of views,
+						  msg_event_results_release() */
 };
 
 enum msg_sub_flags {
@@ -267,6 +281,8 @@ int msg_encode_event_store(struct buf *out, const struct msg_header *h,
 			   const struct msg_event_store *m);
 int msg_encode_event_result(struct buf *out, const struct msg_header *h,
 			    const struct msg_event_result *m);
+int msg_encode_event_results(struct buf *out, const struct msg_header *h,
+			     const struct msg_event_results *m);
 int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struct msg_sub_open *m);
 int msg_encode_query_events(struct buf *out, const struct msg_header *h,
 			    const struct msg_query_events *m);
@@ -303,6 +319,7 @@ int msg_decode_hello(const void *body, size_t len, struct msg_hello *m);
 int msg_decode_hello_ack(const void *body, size_t len, struct msg_hello_ack *m);
 int msg_decode_event_store(const void *body, size_t len, struct msg_event_store *m);
 int msg_decode_event_result(const void *body, size_t len, struct msg_event_result *m);
+int msg_decode_event_results(const void *body, size_t len, struct msg_event_results *m);
 int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m);
 int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m);
 int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m);
@@ -321,6 +338,7 @@ int msg_decode_count_result(const void *body, size_t len, struct msg_count_resul
 void msg_event_store_release(struct msg_event_store *m);
 void msg_sub_open_release(struct msg_sub_open *m);
 void msg_query_events_release(struct msg_query_events *m);
+void msg_event_results_release(struct msg_event_results *m);
 void msg_deliver_release(struct msg_deliver *m);
 void msg_count_release(struct msg_count *m);
 void msg_policy_release(struct msg_policy *m);

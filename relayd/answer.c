@@ -20,28 +20,46 @@
  * past this the subscription is closed rather than buffering without end. */
 #define ANSWER_HELD_MAX 10000
 
-static void answer_event_result(struct relayd *r, const struct msg_header *h, const void *body,
-				size_t len)
+/* The OK for one pending EVENT of a connection. */
+static void answer_one_result(struct relayd *r, uint32_t request_id,
+			      const struct msg_event_result *m)
 {
-	struct msg_event_result m;
 	struct pending_event p;
 	struct conn *c;
 	char text[256];
 	size_t n;
 	char *frame;
 
-	if (msg_decode_event_result(body, len, &m))
-		return;
-	c = conn_find(r->conns, m.conn_id);
-	if (!c || conn_pending_take(c, h->request_id, &p)) {
+	c = conn_find(r->conns, m->conn_id);
+	if (!c || conn_pending_take(c, request_id, &p)) {
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
 	histo_observe(&r->ok_latency, (uint64_t)(service_now_us() - p.started_us));
-	snprintf(text, sizeof(text), "%.*s", (int)m.message.len, m.message.ptr);
-	frame = reply_ok(m.id, m.accepted, text, &n);
+	snprintf(text, sizeof(text), "%.*s", (int)m->message.len, m->message.ptr);
+	frame = reply_ok(m->id, m->accepted, text, &n);
 	if (frame)
 		send_frame(r, c, frame, n, NULL, '\0');
+}
+
+static void answer_event_result(struct relayd *r, const struct msg_header *h, const void *body,
+				size_t len)
+{
+	struct msg_event_result m;
+
+	if (msg_decode_event_result(body, len, &m) == 0)
+		answer_one_result(r, h->request_id, &m);
+}
+
+static void answer_event_results(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_event_results m;
+
+	if (msg_decode_event_results(body, len, &m))
+		return;
+	for (uint32_t i = 0; i < m.count; i++)
+		answer_one_result(r, m.items[i].request_id, &m.items[i].result);
+	msg_event_results_release(&m);
 }
 
 /* The subscription a query reply is for, if it is still waiting for one. */
@@ -182,6 +200,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	len -= MSG_HEADER_LEN;
 	switch (h.type) {
 	case MSG_EVENT_RESULT: answer_event_result(r, &h, body, len); break;
+	case MSG_EVENT_RESULTS: answer_event_results(r, body, len); break;
 	case MSG_QUERY_EVENTS: answer_query_events(r, body, len); break;
 	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;

@@ -12,6 +12,7 @@
 #include "../common/hex.h"
 #include "../common/log.h"
 #include "auth.h"
+#include "fairq.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "reply.h"
@@ -22,7 +23,7 @@
 #define INGRESS_LANE_DEPTH 4096
 
 struct ingress_job {
-	struct ingress_job *next;
+	struct fairq_item link; /* first: a job is its queue item */
 	uint64_t conn_id;
 	char *data;
 	size_t len;
@@ -34,8 +35,7 @@ struct ingress_lane {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
-	struct ingress_job *head, *tail;
-	size_t depth;
+	struct fairq jobs; /* connections served in turn (fairq.h) */
 	bool stop;
 	struct sig_verifier *verifier;
 	struct auth_table *auth;
@@ -152,20 +152,26 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 	cJSON_Delete(msg);
 }
 
+/* Queues job behind its connection's earlier ones and wakes the lane.
+ * Called with the lane's lock held. */
+static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job)
+{
+	/* The connection's slot (conn.h: the id's low 32 bits). */
+	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link))
+		return ERR_NOMEM;
+	pthread_cond_signal(&lane->wake);
+	return 0;
+}
+
 static struct ingress_job *ingress_next(struct ingress_lane *lane)
 {
 	struct ingress_job *job = NULL;
 
 	pthread_mutex_lock(&lane->lock);
-	while (!lane->head && !lane->stop)
+	while (!lane->jobs.count && !lane->stop)
 		pthread_cond_wait(&lane->wake, &lane->lock);
-	if (!lane->stop) {
-		job = lane->head;
-		lane->head = job->next;
-		if (!lane->head)
-			lane->tail = NULL;
-		lane->depth--;
-	}
+	if (!lane->stop)
+		job = (struct ingress_job *)fairq_pop(&lane->jobs);
 	pthread_mutex_unlock(&lane->lock);
 	return job;
 }
@@ -200,13 +206,8 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 		return; /* the entry lingers until the slot's next generation: harmless */
 	job->conn_id = conn_id;
 	pthread_mutex_lock(&lane->lock);
-	if (lane->tail)
-		lane->tail->next = job;
-	else
-		lane->head = job;
-	lane->tail = job;
-	lane->depth++;
-	pthread_cond_signal(&lane->wake);
+	if (ingress_queue(lane, job))
+		free(job);
 	pthread_mutex_unlock(&lane->lock);
 }
 
@@ -217,32 +218,24 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	int rc = 0;
 
 	if (in->inline_mode) {
-		struct ingress_job now = { NULL, conn_id, data, len, limited };
+		struct ingress_job now = { { NULL }, conn_id, data, len, limited };
 
 		ingress_dispatch(lane, &now);
 		free(data);
 		return 0;
 	}
-	job = malloc(sizeof(*job));
-
 	/* Callers pass buffers from buf_take(), which end with a NUL past len. */
+	job = malloc(sizeof(*job));
 	if (!job) {
 		free(data);
 		return ERR_NOMEM;
 	}
-	*job = (struct ingress_job){ NULL, conn_id, data, len, limited };
+	*job = (struct ingress_job){ { NULL }, conn_id, data, len, limited };
 	pthread_mutex_lock(&lane->lock);
-	if (lane->depth >= INGRESS_LANE_DEPTH) {
+	if (lane->jobs.count >= INGRESS_LANE_DEPTH)
 		rc = ERR_FULL;
-	} else {
-		if (lane->tail)
-			lane->tail->next = job;
-		else
-			lane->head = job;
-		lane->tail = job;
-		lane->depth++;
-		pthread_cond_signal(&lane->wake);
-	}
+	else
+		rc = ingress_queue(lane, job);
 	pthread_mutex_unlock(&lane->lock);
 	if (rc) {
 		free(data);
@@ -266,6 +259,7 @@ struct ingress *ingress_start(struct relayd *r)
 		struct ingress_lane *lane = &in->lanes[i];
 
 		lane->r = r;
+		lane->jobs = (struct fairq)FAIRQ_INIT;
 		pthread_mutex_init(&lane->lock, NULL);
 		pthread_cond_init(&lane->wake, NULL);
 		lane->verifier = sig_verifier_new();
@@ -285,7 +279,7 @@ void ingress_stop(struct ingress *in)
 		return;
 	for (uint32_t i = 0; i < in->n; i++) {
 		struct ingress_lane *lane = &in->lanes[i];
-		struct ingress_job *job, *next;
+		struct ingress_job *job;
 
 		if (!in->inline_mode) {
 			pthread_mutex_lock(&lane->lock);
@@ -294,11 +288,11 @@ void ingress_stop(struct ingress *in)
 			pthread_mutex_unlock(&lane->lock);
 			pthread_join(lane->thread, NULL);
 		}
-		for (job = lane->head; job; job = next) {
-			next = job->next;
+		while ((job = (struct ingress_job *)fairq_pop(&lane->jobs))) {
 			free(job->data);
 			free(job);
 		}
+		fairq_free(&lane->jobs);
 		sig_verifier_free(lane->verifier);
 		auth_table_free(lane->auth);
 	}

@@ -26,6 +26,9 @@ struct writer {
 	enum ingest_outcome *outcome;
 	int64_t *seq;
 	const char **why; /* INGEST_REFUSED: the message */
+	struct msg_event_results_item *results; /* the batch's replies */
+	struct rpc_return *result_to;            /* where each goes */
+	size_t nresults;
 	struct write_job *op; /* an operator's job met while collecting a batch */
 	int64_t last_expiry;
 	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
@@ -63,24 +66,70 @@ static const char *writer_message(enum ingest_outcome outcome, const char *why)
 	}
 }
 
-static void writer_reply(struct writer *w, const struct write_job *job, const uint8_t *id,
-			 enum ingest_outcome outcome, const char *why)
+/* Records the outcome for the batch's replies (sent by writer_send_results),
+ * or, for an import, where the operator reads it. */
+static void writer_note_result(struct writer *w, size_t i, const uint8_t *id,
+			       enum ingest_outcome outcome, const char *why)
 {
-	struct buf out = BUF_INIT;
+	const struct write_job *job = w->batch[i];
 	const char *text = writer_message(outcome, why);
-	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, job->to.worker, job->to.request_id };
-	struct msg_event_result r = { .conn_id = job->conn_id,
-				      .accepted = outcome != INGEST_FAILED && outcome != INGEST_REFUSED,
-				      .message = { text, (uint32_t)strlen(text) } };
+	struct msg_event_results_item *item = &w->results[w->nresults];
 
 	if (job->admin) { /* an import: the operator reads the outcome */
 		job->admin->results[job->admin_index] = (struct admin_result){ (int)outcome, text };
 		return;
 	}
-	memcpy(r.id, id, EVENT_ID_LEN);
-	if (msg_encode_event_result(&out, &h, &r) == 0)
-		reply_send(w->s, &job->to, out.data, out.len);
-	buf_free(&out);
+	item->request_id = job->to.request_id;
+	item->result = (struct msg_event_result){
+		.conn_id = job->conn_id,
+		.accepted = outcome != INGEST_FAILED && outcome != INGEST_REFUSED,
+		.message = { text, (uint32_t)strlen(text) },
+	};
+	memcpy(item->result.id, id, EVENT_ID_LEN);
+	w->result_to[w->nresults++] = job->to;
+}
+
+static bool writer_same_route(const struct rpc_return *a, const struct rpc_return *b)
+{
+	return a->worker == b->worker && a->pipe == b->pipe;
+}
+
+/*
+ * Sends the batch's results, one EVENT_RESULTS message per worker (in
+ * commit order within it): one message instead of hundreds per commit.
+ * Items are moved to the front of w->results group by group.
+ */
+static void writer_send_results(struct writer *w)
+{
+	size_t done = 0;
+
+	while (done < w->nresults) {
+		struct rpc_return to = w->result_to[done];
+		size_t n = done;
+		struct buf out = BUF_INIT;
+		struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULTS, to.worker, 0 };
+
+		for (size_t i = done; i < w->nresults; i++) {
+			if (!writer_same_route(&w->result_to[i], &to))
+				continue;
+			struct msg_event_results_item item = w->results[i];
+			struct rpc_return item_to = w->result_to[i];
+
+			/* Keeps order: shift the others up by one (batches are small
+			 * and workers few, so this stays cheap). */
+			memmove(&w->results[n + 1], &w->results[n], (i - n) * sizeof(*w->results));
+			memmove(&w->result_to[n + 1], &w->result_to[n], (i - n) * sizeof(*w->result_to));
+			w->results[n] = item;
+			w->result_to[n] = item_to;
+			n++;
+		}
+		struct msg_event_results m = { (uint32_t)(n - done), &w->results[done] };
+		if (msg_encode_event_results(&out, &h, &m) == 0)
+			reply_send(w->s, &to, out.data, out.len);
+		buf_free(&out);
+		done = n;
+	}
+	w->nresults = 0;
 }
 
 /* Counts a message that is not a plain acceptance by its prefix. */
@@ -262,7 +311,7 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 		memcpy(id, w->batch[i]->event.id, EVENT_ID_LEN);
 		if (o == INGEST_STORED)
 			writer_forward(w, w->batch[i], w->seq[i]);
-		writer_reply(w, w->batch[i], id, o, w->why[i]);
+		writer_note_result(w, i, id, o, w->why[i]);
 		writer_count_reject(st, writer_message(o, w->why[i]));
 		if (o == INGEST_STORED) {
 			atomic_fetch_add(&st->events_accepted, 1);
@@ -271,8 +320,10 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 		} else {
 			atomic_fetch_add(&st->events_duplicate, 1);
 		}
-		write_job_free(w->batch[i]);
 	}
+	writer_send_results(w);
+	for (size_t i = 0; i < n; i++)
+		write_job_free(w->batch[i]);
 	if (committed)
 		atomic_fetch_add(&st->commits, 1);
 }
@@ -287,6 +338,8 @@ static void writer_free(struct writer *w)
 	free(w->outcome);
 	free(w->seq);
 	free(w->why);
+	free(w->results);
+	free(w->result_to);
 	free(w);
 }
 
@@ -325,7 +378,9 @@ int writer_start(struct stored *s, pthread_t *thread)
 	w->outcome = calloc(n, sizeof(*w->outcome));
 	w->seq = calloc(n, sizeof(*w->seq));
 	w->why = calloc(n, sizeof(*w->why));
-	if (!w->batch || !w->outcome || !w->seq || !w->why ||
+	w->results = calloc(n, sizeof(*w->results));
+	w->result_to = calloc(n, sizeof(*w->result_to));
+	if (!w->batch || !w->outcome || !w->seq || !w->why || !w->results || !w->result_to ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
 	    !(w->ingest = ingest_new(w->db, s->cfg.search))) {
 		writer_free(w);

@@ -157,6 +157,16 @@ static const struct msg_event_result event_result_refused = {
 	.message = { "", 0 },
 };
 
+static struct msg_event_results_item event_results_items[] = {
+	{ 7, { .conn_id = 99, .id = { 9, 8, 7, [31] = 1 }, .accepted = true, .message = { "", 0 } } },
+	{ 0x7fffffff, { .conn_id = UINT64_MAX, .id = { [0] = 0xff }, .accepted = false,
+			.message = { "blocked: not on the list", 24 } } },
+	{ 1, { .conn_id = 0, .id = { 0 }, .accepted = true,
+	       .message = { "duplicate: already have this event", 34 } } },
+};
+static const struct msg_event_results event_results_sample = { 3, event_results_items };
+static const struct msg_event_results event_results_bare = { 0, NULL };
+
 static uint8_t f0_ids[2][32] = { { 0x01, 0x02 }, { [31] = 0xff } };
 static uint8_t f0_authors[1][32] = { { 0xaa, [31] = 0x55 } };
 static uint32_t f0_kinds[] = { 1, 30023, 70000 };
@@ -361,6 +371,34 @@ static int event_result_decode(const uint8_t *body, size_t len, const void *want
 		assert_msg_str(m.message, w->message, body, len);
 	}
 	return err;
+}
+
+static int event_results_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_event_results *w = want;
+	struct msg_event_results m;
+	int err = msg_decode_event_results(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.items);
+		ck_assert_uint_eq(m.count, 0);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.count, w->count);
+		for (uint32_t i = 0; i < w->count; i++) {
+			const struct msg_event_result *a = &m.items[i].result, *b = &w->items[i].result;
+
+			ck_assert_uint_eq(m.items[i].request_id, w->items[i].request_id);
+			ck_assert_uint_eq(a->conn_id, b->conn_id);
+			assert_bytes_eq(a->id, b->id, EVENT_ID_LEN);
+			ck_assert_int_eq(a->accepted, b->accepted);
+			assert_msg_str(a->message, b->message, body, len);
+		}
+	}
+	msg_event_results_release(&m);
+	msg_event_results_release(&m);
+	return 0;
 }
 
 static int sub_open_decode(const uint8_t *body, size_t len, const void *want)
@@ -644,6 +682,11 @@ static int event_result_encode(struct buf *out, const void *m)
 	return msg_encode_event_result(out, &sample_header, m);
 }
 
+static int event_results_encode(struct buf *out, const void *m)
+{
+	return msg_encode_event_results(out, &sample_header, m);
+}
+
 static int sub_open_encode(struct buf *out, const void *m)
 {
 	return msg_encode_sub_open(out, &sample_header, m);
@@ -708,6 +751,10 @@ static const struct msg_case cases[] = {
 	  &event_result_sample },
 	{ "event_result refused", MSG_EVENT_RESULT, event_result_encode, event_result_decode,
 	  &event_result_refused },
+	{ "event_results", MSG_EVENT_RESULTS, event_results_encode, event_results_decode,
+	  &event_results_sample },
+	{ "event_results bare", MSG_EVENT_RESULTS, event_results_encode, event_results_decode,
+	  &event_results_bare },
 	{ "sub_open", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_sample },
 	{ "sub_open bare", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_bare },
 	{ "query_events", MSG_QUERY_EVENTS, query_events_encode, query_events_decode,

@@ -1,0 +1,119 @@
+/*
+ * test_fairq.c - checks relayd/fairq.c:
+ *   - a sender that queued one item behind another sender's flood is served
+ *     second, not after the flood;
+ *   - random pushes and pops over many senders (slots far apart, so the
+ *     sender table grows) match a model kept with plain arrays: each
+ *     sender's items in order, senders served in turn (a sender that still
+ *     has items goes to the back), counts right, empty pops NULL.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../relayd/fairq.h"
+
+struct item {
+	struct fairq_item link;
+	uint32_t slot;
+	uint32_t serial;
+};
+
+START_TEST(flood_does_not_delay_a_single_item)
+{
+	struct fairq q = FAIRQ_INIT;
+	struct item flood[100], one = { .slot = 9 };
+
+	for (uint32_t i = 0; i < 100; i++) {
+		flood[i] = (struct item){ .slot = 3, .serial = i };
+		ck_assert_int_eq(fairq_push(&q, 3, &flood[i].link), 0);
+	}
+	ck_assert_int_eq(fairq_push(&q, 9, &one.link), 0);
+	ck_assert_ptr_eq(fairq_pop(&q), &flood[0].link);
+	ck_assert_ptr_eq(fairq_pop(&q), &one.link);
+	for (uint32_t i = 1; i < 100; i++)
+		ck_assert_ptr_eq(fairq_pop(&q), &flood[i].link);
+	ck_assert_ptr_null(fairq_pop(&q));
+	ck_assert_uint_eq(q.count, 0);
+	fairq_free(&q);
+}
+END_TEST
+
+#define SENDERS 40
+#define OPS 200000
+
+/* The model: per sender a FIFO of serials, and the turn order. */
+static uint32_t model_items[SENDERS][OPS];
+static size_t model_head[SENDERS], model_tail[SENDERS];
+static int turn[SENDERS], nturn;
+
+static uint32_t slot_of(int sender)
+{
+	return (uint32_t)sender * 997; /* sparse slots: the table must grow */
+}
+
+START_TEST(random_against_model)
+{
+	struct fairq q = FAIRQ_INIT;
+	struct item *items = calloc(OPS, sizeof(*items));
+	uint32_t serial = 0;
+	size_t queued = 0;
+
+	ck_assert_ptr_nonnull(items);
+	srand(11);
+	for (int op = 0; op < OPS; op++) {
+		if (rand() % 100 < 55) {
+			int sender = rand() % SENDERS;
+			struct item *it = &items[serial];
+
+			*it = (struct item){ .slot = slot_of(sender), .serial = serial };
+			ck_assert_int_eq(fairq_push(&q, it->slot, &it->link), 0);
+			if (model_head[sender] == model_tail[sender])
+				turn[nturn++] = sender;
+			model_items[sender][model_tail[sender]++] = serial++;
+			queued++;
+		} else {
+			struct fairq_item *got = fairq_pop(&q);
+
+			if (!nturn) {
+				ck_assert_ptr_null(got);
+				continue;
+			}
+			int sender = turn[0];
+			ck_assert_ptr_nonnull(got);
+			struct item *it = (struct item *)got;
+			ck_assert_uint_eq(it->slot, slot_of(sender));
+			ck_assert_uint_eq(it->serial, model_items[sender][model_head[sender]++]);
+			for (int i = 1; i < nturn; i++)
+				turn[i - 1] = turn[i];
+			nturn--;
+			if (model_head[sender] != model_tail[sender])
+				turn[nturn++] = sender;
+			queued--;
+		}
+		ck_assert_uint_eq(q.count, queued);
+	}
+	while (fairq_pop(&q))
+		queued--;
+	ck_assert_uint_eq(queued, 0);
+	fairq_free(&q);
+	free(items);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fairq");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, flood_does_not_delay_a_single_item);
+	tcase_add_test(tc, random_against_model);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
