@@ -31,21 +31,22 @@ static int fairq_grow(struct fairq *q, uint32_t slot)
 	return 0;
 }
 
-/* Puts slot at the end of the turn order. */
+/* Puts slot at the end of the turn order of its next item's class. */
 static void fairq_ring_append(struct fairq *q, uint32_t slot)
 {
 	struct fairq_sender *s = &q->senders[slot];
+	int ring = s->head->urgent;
 
 	s->next = FAIRQ_NONE;
 	s->in_ring = true;
-	if (q->ring_tail == FAIRQ_NONE)
-		q->ring_head = slot;
+	if (q->ring_tail[ring] == FAIRQ_NONE)
+		q->ring_head[ring] = slot;
 	else
-		q->senders[q->ring_tail].next = slot;
-	q->ring_tail = slot;
+		q->senders[q->ring_tail[ring]].next = slot;
+	q->ring_tail[ring] = slot;
 }
 
-int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item)
+int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item, bool urgent)
 {
 	struct fairq_sender *s;
 
@@ -53,6 +54,7 @@ int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item)
 		return ERR_NOMEM;
 	s = &q->senders[slot];
 	item->next = NULL;
+	item->urgent = urgent;
 	if (s->tail)
 		s->tail->next = item;
 	else
@@ -66,23 +68,25 @@ int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item)
 
 struct fairq_item *fairq_pop(struct fairq *q)
 {
-	uint32_t slot = q->ring_head;
+	int ring = q->ring_head[1] != FAIRQ_NONE;
+	uint32_t slot = q->ring_head[ring];
 	struct fairq_sender *s;
 	struct fairq_item *item;
 
 	if (slot == FAIRQ_NONE)
 		return NULL;
 	s = &q->senders[slot];
-	q->ring_head = s->next;
-	if (q->ring_head == FAIRQ_NONE)
-		q->ring_tail = FAIRQ_NONE;
+	q->ring_head[ring] = s->next;
+	if (q->ring_head[ring] == FAIRQ_NONE)
+		q->ring_tail[ring] = FAIRQ_NONE;
 	s->in_ring = false;
 	item = s->head;
 	s->head = item->next;
 	if (!s->head)
 		s->tail = NULL;
 	else
-		fairq_ring_append(q, slot); /* its next item waits for the others */
+		fairq_ring_append(q, slot); /* its next item waits for the others
+					       of its class */
 	item->next = NULL;
 	q->count--;
 	return item;

@@ -9,17 +9,24 @@
  * hundreds of signature checks of another client's EVENTs (the bystander
  * figure in bench/RESULTS.md).
  *
+ * Urgent items (cheap work: a REQ, a CLOSE) go first: a sender whose next
+ * item is urgent is served before every sender whose next item is not, so
+ * a REQ waits for the job running now, not for a round of signature
+ * checks.  A sender's own items never overtake each other.
+ *
  * Not thread-safe: the lane's lock guards it.  Items are the caller's; an
  * item embeds struct fairq_item.
  */
 #ifndef RELAYD_FAIRQ_H
 #define RELAYD_FAIRQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fairq_item {
 	struct fairq_item *next;
+	bool urgent;
 };
 
 struct fairq_sender;
@@ -27,14 +34,16 @@ struct fairq_sender;
 struct fairq {
 	struct fairq_sender *senders; /* indexed by slot, grown on demand */
 	uint32_t nsenders;
-	uint32_t ring_head, ring_tail; /* senders with items, in turn order */
-	size_t count;                  /* items queued */
+	/* Senders with items, in turn order: [1] those whose next item is
+	 * urgent, [0] the others. */
+	uint32_t ring_head[2], ring_tail[2];
+	size_t count; /* items queued */
 };
 
-#define FAIRQ_INIT { NULL, 0, UINT32_MAX, UINT32_MAX, 0 }
+#define FAIRQ_INIT { NULL, 0, { UINT32_MAX, UINT32_MAX }, { UINT32_MAX, UINT32_MAX }, 0 }
 
 /* Appends item to slot's items.  Returns 0 or ERR_NOMEM (nothing queued). */
-int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item);
+int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item, bool urgent);
 /* Removes the next item in turn, or returns NULL when empty. */
 struct fairq_item *fairq_pop(struct fairq *q);
 /* Frees the queue's own memory (pop every item first). */

@@ -152,12 +152,41 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 	cJSON_Delete(msg);
 }
 
+/* JSON whitespace (RFC 8259). */
+static bool ingress_is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * Whether a message is cheap to handle, judged from its first bytes without
+ * parsing it: everything but EVENT and AUTH, which carry a signature to
+ * check.  Anything malformed counts as cheap (it is refused quickly).
+ */
+static bool ingress_is_cheap(const char *data, size_t len)
+{
+	size_t i = 0;
+
+	if (!data)
+		return true; /* a forget job */
+	while (i < len && ingress_is_space(data[i]))
+		i++;
+	if (i == len || data[i++] != '[')
+		return true;
+	while (i < len && ingress_is_space(data[i]))
+		i++;
+	if (len - i >= 7 && memcmp(data + i, "\"EVENT\"", 7) == 0)
+		return false;
+	return !(len - i >= 6 && memcmp(data + i, "\"AUTH\"", 6) == 0);
+}
+
 /* Queues job behind its connection's earlier ones and wakes the lane.
  * Called with the lane's lock held. */
 static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job)
 {
 	/* The connection's slot (conn.h: the id's low 32 bits). */
-	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link))
+	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link,
+		       ingress_is_cheap(job->data, job->len)))
 		return ERR_NOMEM;
 	pthread_cond_signal(&lane->wake);
 	return 0;
@@ -218,7 +247,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	int rc = 0;
 
 	if (in->inline_mode) {
-		struct ingress_job now = { { NULL }, conn_id, data, len, limited };
+		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
 
 		ingress_dispatch(lane, &now);
 		free(data);
@@ -230,7 +259,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		free(data);
 		return ERR_NOMEM;
 	}
-	*job = (struct ingress_job){ { NULL }, conn_id, data, len, limited };
+	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited };
 	pthread_mutex_lock(&lane->lock);
 	if (lane->jobs.count >= INGRESS_LANE_DEPTH)
 		rc = ERR_FULL;
