@@ -29,6 +29,7 @@
 #include "manage.h"
 #include "metrics.h"
 #include "query.h"
+#include "portlock.h"
 #include "queue.h"
 #include "reply.h"
 #include "rpc.h"
@@ -88,6 +89,12 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (config_load(config_path, &s->cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
 	log_init("stored", 0, (enum log_level)log_level_parse(s->cfg.log_level));
+	int lock = portlock_take((uint16_t)s->cfg.port); /* held until exit */
+	if (lock < 0 && errno == EADDRINUSE)
+		fatalx("another relay already serves port %u; not starting a second one that would"
+		       " share it", s->cfg.port);
+	if (lock < 0)
+		fatalx("cannot take the lock for port %u: %s", s->cfg.port, strerror(errno));
 	if (mkdir_p(s->cfg.data_dir) || mkdir_p(s->cfg.run_dir))
 		fatalx("cannot create %s or %s: %s", s->cfg.data_dir, s->cfg.run_dir, strerror(errno));
 	snprintf(s->db_path, sizeof(s->db_path), "%s/relay.db", s->cfg.data_dir);

@@ -139,3 +139,32 @@ describe('relayctl stats', () => {
 
   itStopsCleanly(relay);
 });
+
+/* Workers share the port through SO_REUSEPORT, which would also let a
+ * second relay on the same port take half the clients unseen: stored holds
+ * a per-port lock (stored/portlock.h) and a second one refuses to start. */
+describe('one relay per port', () => {
+  const relay = useRelay({ workers: 1 });
+
+  it('a second stored for a port in use exits non-zero and says why; the first keeps serving', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relay-conf-'));
+    try {
+      const path = join(dir, 'relay.conf');
+      writeFileSync(path, configText({
+        bind: '127.0.0.1', port: relay.port, workers: 1,
+        data_dir: join(dir, 'data'), run_dir: join(dir, 'run'),
+      }));
+      const r = await run(binary('stored'), ['-c', path], { cwd: dir, timeout: 5000 });
+      assert.equal(r.timedOut, false, 'the second stored was still running after 5 s');
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, new RegExp(`another relay already serves port ${relay.port}`));
+      const { sk } = keypair();
+      await (await relay.connect()).mustPublish(signed(sk, { content: 'still here' }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  itStopsCleanly(relay);
+});
+
