@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "../../relayd/fairq.h"
+#include "../support/suite.h"
 
 struct item {
 	struct fairq_item link;
@@ -144,16 +145,10 @@ int main(void)
 {
 	Suite *s = suite_create("fairq");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, flood_does_not_delay_a_single_item);
 	tcase_add_test(tc, urgent_goes_first_but_not_past_its_sender);
 	tcase_add_test(tc, random_against_model);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "../../relayd/wsframe.h"
+#include "../support/suite.h"
 
 struct decoded {
 	int fin, opcode, masked;
@@ -81,15 +82,9 @@ int main(void)
 {
 	Suite *s = suite_create("wsframe");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, boundaries);
 	tcase_add_test(tc, random_lengths);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }

@@ -18,6 +18,7 @@
 
 #include "../../stored/checkpoint.h"
 #include "../../stored/db.h"
+#include "../support/suite.h"
 #include "../support/tmpdir.h"
 
 static char dir[TMPDIR_PATH_MAX];
@@ -160,8 +161,6 @@ int main(void)
 {
 	Suite *s = suite_create("checkpoint");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -170,9 +169,5 @@ int main(void)
 	tcase_add_test(tc, hard_bound_lets_the_wal_restart);
 	tcase_add_test(tc, stop_idle);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }
