@@ -29,6 +29,8 @@ struct writer {
 	struct msg_event_results_item *results; /* the batch's replies */
 	struct rpc_return *result_to;            /* where each goes */
 	size_t nresults;
+	struct msg_event_results_item *group;   /* one message's results */
+	bool *sent;                              /* results already sent */
 	struct write_job *op; /* an operator's job met while collecting a batch */
 	int64_t last_expiry;
 	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
@@ -94,40 +96,47 @@ static bool writer_same_route(const struct rpc_return *a, const struct rpc_retur
 	return a->worker == b->worker && a->pipe == b->pipe;
 }
 
+/* Results per EVENT_RESULTS message: about 80 KiB at most, far below what
+ * a worker accepts in one message even with commit_batch at its maximum. */
+#define WRITER_RESULTS_PER_MESSAGE 512
+
+static void writer_send_group(struct writer *w, const struct rpc_return *to, size_t count)
+{
+	struct buf out = BUF_INIT;
+	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULTS, to->worker, 0 };
+	struct msg_event_results m = { (uint32_t)count, w->group };
+
+	if (msg_encode_event_results(&out, &h, &m) == 0)
+		reply_send(w->s, to, out.data, out.len);
+	buf_free(&out);
+}
+
 /*
- * Sends the batch's results, one EVENT_RESULTS message per worker (in
- * commit order within it): one message instead of hundreds per commit.
- * Items are moved to the front of w->results group by group.
+ * Sends the batch's results as EVENT_RESULTS messages, one per worker (or a
+ * few for a very large batch), each in commit order: one message instead of
+ * hundreds per commit.
  */
 static void writer_send_results(struct writer *w)
 {
-	size_t done = 0;
+	memset(w->sent, 0, w->nresults * sizeof(*w->sent));
+	for (size_t first = 0; first < w->nresults; first++) {
+		struct rpc_return to = w->result_to[first];
+		size_t count = 0;
 
-	while (done < w->nresults) {
-		struct rpc_return to = w->result_to[done];
-		size_t n = done;
-		struct buf out = BUF_INIT;
-		struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULTS, to.worker, 0 };
-
-		for (size_t i = done; i < w->nresults; i++) {
-			if (!writer_same_route(&w->result_to[i], &to))
+		if (w->sent[first])
+			continue;
+		for (size_t i = first; i < w->nresults; i++) {
+			if (w->sent[i] || !writer_same_route(&w->result_to[i], &to))
 				continue;
-			struct msg_event_results_item item = w->results[i];
-			struct rpc_return item_to = w->result_to[i];
-
-			/* Keeps order: shift the others up by one (batches are small
-			 * and workers few, so this stays cheap). */
-			memmove(&w->results[n + 1], &w->results[n], (i - n) * sizeof(*w->results));
-			memmove(&w->result_to[n + 1], &w->result_to[n], (i - n) * sizeof(*w->result_to));
-			w->results[n] = item;
-			w->result_to[n] = item_to;
-			n++;
+			w->sent[i] = true;
+			w->group[count++] = w->results[i];
+			if (count == WRITER_RESULTS_PER_MESSAGE) {
+				writer_send_group(w, &to, count);
+				count = 0;
+			}
 		}
-		struct msg_event_results m = { (uint32_t)(n - done), &w->results[done] };
-		if (msg_encode_event_results(&out, &h, &m) == 0)
-			reply_send(w->s, &to, out.data, out.len);
-		buf_free(&out);
-		done = n;
+		if (count)
+			writer_send_group(w, &to, count);
 	}
 	w->nresults = 0;
 }
@@ -340,6 +349,8 @@ static void writer_free(struct writer *w)
 	free(w->why);
 	free(w->results);
 	free(w->result_to);
+	free(w->group);
+	free(w->sent);
 	free(w);
 }
 
@@ -380,7 +391,10 @@ int writer_start(struct stored *s, pthread_t *thread)
 	w->why = calloc(n, sizeof(*w->why));
 	w->results = calloc(n, sizeof(*w->results));
 	w->result_to = calloc(n, sizeof(*w->result_to));
+	w->group = calloc(n, sizeof(*w->group));
+	w->sent = calloc(n, sizeof(*w->sent));
 	if (!w->batch || !w->outcome || !w->seq || !w->why || !w->results || !w->result_to ||
+	    !w->group || !w->sent ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
 	    !(w->ingest = ingest_new(w->db, s->cfg.search))) {
 		writer_free(w);
