@@ -128,9 +128,9 @@ clean:
 # Its objects always build with -Werror.
 # build/bench/storebench drives stored's write path alone (no sockets).
 # build/bench/idxbench compares an owner thread with a striped subscription index.
-BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c,$(wildcard bench/*.c))
+BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c,$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
-$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c): CFLAGS += -Werror
+$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c): CFLAGS += -Werror
 
 .PHONY: bench
 bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench
@@ -143,7 +143,7 @@ $(BUILD)/bench/storebench: $(call obj,bench/storebench.c bench/evfile.c) $(STORE
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+$(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c bench/idxwork.c) $(STORED_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
