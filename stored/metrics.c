@@ -81,6 +81,9 @@ static void metrics_stored(struct metrics *m)
 		     (double)atomic_load(&st->deliveries));
 	metrics_line(b, "relay_commits_total", "counter", "Write transactions committed.", -1,
 		     (double)atomic_load(&st->commits));
+	metrics_line(b, "relay_replies_dropped_total", "counter",
+		     "Replies to a worker that was gone or not reading.", -1,
+		     (double)atomic_load(&st->replies_dropped));
 	metrics_line(b, "relay_subscriptions", "gauge", "Live subscriptions.", -1,
 		     (double)atomic_load(&st->subscriptions));
 	metrics_line(b, "relay_db_bytes", "gauge", "Size of the database file.", -1,

@@ -95,7 +95,8 @@ static void reply_mark(struct stored *s, const struct rpc_return *to, nng_socket
 		log_info("worker %u reads its replies again", to->worker);
 }
 
-int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
+static int reply_try_send(struct stored *s, const struct rpc_return *to, const void *payload,
+			      size_t len)
 {
 	nng_socket sock;
 	nng_msg *msg;
@@ -120,6 +121,15 @@ int reply_send(struct stored *s, const struct rpc_return *to, const void *payloa
 	if (stalled)
 		reply_mark(s, to, sock, false);
 	return 0;
+}
+
+int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
+{
+	int rc = reply_try_send(s, to, payload, len);
+
+	if (rc)
+		atomic_fetch_add(&s->stats.replies_dropped, 1);
+	return rc;
 }
 
 void reply_close_all(struct stored *s)

@@ -53,6 +53,9 @@ struct stored_stats {
 	atomic_uint_fast64_t subscriptions;   /* mirrored from the index by bcast */
 	atomic_uint_fast64_t workers;         /* workers with a live pipe */
 	atomic_uint_fast64_t rpc_bad;         /* undecodable requests dropped */
+	/* Replies not sent: their worker was gone or replaced (its clients
+	 * already had error:), or had stopped reading (reply.h). */
+	atomic_uint_fast64_t replies_dropped;
 	atomic_uint_fast64_t rejects[STORED_NREJECTS]; /* by the writer, by reason */
 	/* REQ history and COUNT durations: a histogram many threads add to. */
 	atomic_uint_fast64_t query_latency[HISTO_BUCKETS];

@@ -36,6 +36,13 @@ describe('bursts', () => {
     const all = await conns[0].collect('all', { timeout: 20000 });
     assert.equal(all.eose, true);
     assert.equal(all.events.length, CONNS * PER_CONN);
+
+    /* stored counts every reply it could not send; none here. */
+    const r = await relay.relayctl('stats', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const stats = JSON.parse(r.stdout);
+    assert.equal(stats.replies_dropped, 0);
+    assert.ok(stats.events_accepted >= CONNS * PER_CONN);
   });
 
   it('REQs sent during a burst each get their history and EOSE', async () => {
