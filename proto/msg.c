@@ -52,6 +52,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_MANAGE_RESULT] = "manage_result",
 	[MSG_POLICY] = "policy",
 	[MSG_EVENT_RESULTS] = "event_results",
+	[MSG_BUNDLE] = "bundle",
 };
 
 const char *msg_type_name(int type)
@@ -1135,4 +1136,52 @@ void msg_reply_socket_name(char *out, uint16_t worker, uint64_t boot_id)
 {
 	snprintf(out, MSG_REPLY_SOCKET_NAME_MAX, "relayd-%u-%016llx.ipc", (unsigned)worker,
 		 (unsigned long long)boot_id);
+}
+
+int msg_encode_bundle(struct buf *out, const struct msg_header *h, const struct msg_bundle *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_BUNDLE);
+	put_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count; i++)
+		put_view(&w, &m->parts[i]);
+	return writer_end(&w);
+}
+
+/* Each part must at least hold a header; more than MSG_BUNDLE_MAX parts is
+ * ERR_INVAL, so a bundle's work stays bounded. */
+int msg_decode_bundle(const void *body, size_t len, struct msg_bundle *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	n = get_count(&r, STR_MIN + MSG_HEADER_LEN);
+	if (n > MSG_BUNDLE_MAX)
+		reader_reject(&r, ERR_INVAL);
+	m->parts = reader_alloc(&r, n, sizeof(*m->parts));
+	for (uint32_t i = 0; m->parts && i < n; i++) {
+		m->parts[i] = get_view(&r);
+		if (!r.err && m->parts[i].len < MSG_HEADER_LEN)
+			reader_reject(&r, ERR_INVAL);
+	}
+	m->count = m->parts ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_bundle_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_bundle_release(struct msg_bundle *m)
+{
+	if (!m)
+		return;
+	free(m->parts);
+	m->parts = NULL;
+	m->count = 0;
 }

@@ -4,8 +4,8 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE.
- *                   One worker's requests travel in order on one pipe, so a
+ *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, and BUNDLE (several
+ *                   of these in one message).  One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
  *                   stored (PUSH, dials once the worker's HELLO names its
@@ -75,6 +75,7 @@ enum msg_type {
 	MSG_MANAGE_RESULT = 16,
 	MSG_POLICY = 17,
 	MSG_EVENT_RESULTS = 18,
+	MSG_BUNDLE = 19,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -133,6 +134,16 @@ struct msg_event_results {
 	uint32_t count;
 	struct msg_event_results_item *items; /* decoded: owned array of views,
 						  msg_event_results_release() */
+};
+
+/* BUNDLE: several complete requests (each with its own header) in one
+ * message, handled in order as if each had come alone.  An ingress lane
+ * bundles the EVENT_STOREs it verifies back to back: one hand-off through
+ * nng instead of one per event.  A bundle never contains a bundle. */
+#define MSG_BUNDLE_MAX 64
+struct msg_bundle {
+	uint32_t count;
+	struct msg_str *parts; /* decoded: owned array of views, msg_bundle_release() */
 };
 
 enum msg_sub_flags {
@@ -283,6 +294,7 @@ int msg_encode_event_result(struct buf *out, const struct msg_header *h,
 			    const struct msg_event_result *m);
 int msg_encode_event_results(struct buf *out, const struct msg_header *h,
 			     const struct msg_event_results *m);
+int msg_encode_bundle(struct buf *out, const struct msg_header *h, const struct msg_bundle *m);
 int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struct msg_sub_open *m);
 int msg_encode_query_events(struct buf *out, const struct msg_header *h,
 			    const struct msg_query_events *m);
@@ -320,6 +332,7 @@ int msg_decode_hello_ack(const void *body, size_t len, struct msg_hello_ack *m);
 int msg_decode_event_store(const void *body, size_t len, struct msg_event_store *m);
 int msg_decode_event_result(const void *body, size_t len, struct msg_event_result *m);
 int msg_decode_event_results(const void *body, size_t len, struct msg_event_results *m);
+int msg_decode_bundle(const void *body, size_t len, struct msg_bundle *m);
 int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m);
 int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m);
 int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m);
@@ -339,6 +352,7 @@ void msg_event_store_release(struct msg_event_store *m);
 void msg_sub_open_release(struct msg_sub_open *m);
 void msg_query_events_release(struct msg_query_events *m);
 void msg_event_results_release(struct msg_event_results *m);
+void msg_bundle_release(struct msg_bundle *m);
 void msg_deliver_release(struct msg_deliver *m);
 void msg_count_release(struct msg_count *m);
 void msg_policy_release(struct msg_policy *m);

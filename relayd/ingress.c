@@ -12,6 +12,7 @@
 #include "../common/hex.h"
 #include "../common/log.h"
 #include "auth.h"
+#include "bundle.h"
 #include "fairq.h"
 #include "mailbox.h"
 #include "relayd.h"
@@ -37,6 +38,7 @@ struct ingress_lane {
 	pthread_cond_t wake;
 	struct fairq jobs; /* connections served in turn (fairq.h) */
 	bool stop;
+	struct store_bundle bundle; /* the lane thread's own (bundle.h) */
 	struct sig_verifier *verifier;
 	struct auth_table *auth;
 };
@@ -125,7 +127,7 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 	 * require_null_terminated refuses anything after the array. */
 	cJSON *msg = cJSON_ParseWithLengthOpts(job->data, job->len + 1, NULL, 1);
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
-	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0, lane->auth };
+	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0, lane->auth, &lane->bundle };
 	char why[96];
 
 	if (job->limited && cJSON_IsArray(msg)) {
@@ -139,6 +141,10 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 		ingress_notice(lane->r, job->conn_id, "invalid: the first element must be a verb string");
 	} else {
 		v.nargs = cJSON_GetArraySize(msg) - 1;
+		/* Requests leave in the order the lane handles them: only a run
+		 * of EVENTs waits in the bundle. */
+		if (strcmp(verb->valuestring, "EVENT") != 0)
+			bundle_flush(lane->r, &lane->bundle);
 		for (size_t i = 0; i < sizeof(verb_table) / sizeof(verb_table[0]); i++) {
 			if (strcmp(verb->valuestring, verb_table[i].name) == 0) {
 				verb_table[i].handler(&v);
@@ -192,13 +198,22 @@ static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job)
 	return 0;
 }
 
+/* The next job; before waiting for one, sends the run of events it holds
+ * (only the lane thread touches its bundle). */
 static struct ingress_job *ingress_next(struct ingress_lane *lane)
 {
 	struct ingress_job *job = NULL;
 
 	pthread_mutex_lock(&lane->lock);
-	while (!lane->jobs.count && !lane->stop)
+	while (!lane->jobs.count && !lane->stop) {
+		if (lane->bundle.count) {
+			pthread_mutex_unlock(&lane->lock);
+			bundle_flush(lane->r, &lane->bundle);
+			pthread_mutex_lock(&lane->lock);
+			continue;
+		}
 		pthread_cond_wait(&lane->wake, &lane->lock);
+	}
 	if (!lane->stop)
 		job = (struct ingress_job *)fairq_pop(&lane->jobs);
 	pthread_mutex_unlock(&lane->lock);
@@ -218,6 +233,7 @@ static void *ingress_main(void *arg)
 		free(job->data);
 		free(job);
 	}
+	bundle_flush(lane->r, &lane->bundle); /* stopping: send or fail what is left */
 	return NULL;
 }
 
@@ -250,6 +266,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
 
 		ingress_dispatch(lane, &now);
+		bundle_flush(lane->r, &lane->bundle);
 		free(data);
 		return 0;
 	}

@@ -16,6 +16,7 @@
 #include "../common/hex.h"
 #include "../proto/msg.h"
 #include "auth.h"
+#include "bundle.h"
 #include "ingress.h"
 #include "link.h"
 #include "mailbox.h"
@@ -69,7 +70,8 @@ static void verb_event_post(struct verb_ctx *v, enum mail_kind kind, uint32_t re
 	mailbox_post(v->r->mailbox, m);
 }
 
-/* Sends a verified event to stored; the service thread tracks the answer. */
+/* Sends a verified event to stored, in the lane's bundle; the service
+ * thread tracks the answer. */
 static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 {
 	uint32_t request_id = link_request_id(v->r);
@@ -78,9 +80,10 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	struct buf out = BUF_INIT;
 
 	verb_event_post(v, MAIL_EVENT_PENDING, request_id, ev->id);
-	if (msg_encode_event_store(&out, &h, &m) ||
-	    link_send(v->r, request_id, out.data, out.len))
+	if (msg_encode_event_store(&out, &h, &m))
 		verb_event_post(v, MAIL_EVENT_FAILED, request_id, ev->id);
+	else
+		bundle_add(v->r, v->bundle, &out, v->conn_id, request_id, ev->id);
 	buf_free(&out);
 }
 

@@ -15,6 +15,8 @@ struct relayd;
 struct sig_verifier;
 struct auth_table;
 
+struct store_bundle;
+
 struct verb_ctx {
 	struct relayd *r;
 	struct sig_verifier *verifier; /* the lane's own */
@@ -22,6 +24,7 @@ struct verb_ctx {
 	const cJSON *msg;              /* the whole array */
 	int nargs;                     /* elements after the verb */
 	struct auth_table *auth;       /* the lane's NIP-42 state (auth.h) */
+	struct store_bundle *bundle;   /* the lane's EVENT_STOREs on their way (bundle.h) */
 };
 
 void verb_event(struct verb_ctx *v);

@@ -281,21 +281,42 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_MANAGE] = rpc_manage,
 };
 
+/* Handles one request (header included) that arrived on pipe. */
+static void rpc_dispatch_one(struct stored *s, uint32_t pipe, const uint8_t *data, size_t len)
+{
+	struct rpc_return to = { 0 };
+	struct msg_header h;
+
+	if (msg_decode_header(data, len, &h) || h.type == MSG_BUNDLE || !rpc_handlers[h.type]) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	to.pipe = pipe;
+	to.worker = h.worker;
+	to.request_id = h.request_id;
+	rpc_handlers[h.type](s, &to, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
+}
+
+/* A request, or a bundle of them handled in order (proto/msg.h). */
 static void rpc_dispatch(struct stored *s, nng_msg *msg)
 {
 	const uint8_t *data = nng_msg_body(msg);
 	size_t len = nng_msg_len(msg);
-	struct rpc_return to = { 0 };
+	uint32_t pipe = nng_pipe_id(nng_msg_get_pipe(msg));
 	struct msg_header h;
+	struct msg_bundle b;
 
-	if (msg_decode_header(data, len, &h) || !rpc_handlers[h.type]) {
+	if (msg_decode_header(data, len, &h) || h.type != MSG_BUNDLE) {
+		rpc_dispatch_one(s, pipe, data, len);
+		return;
+	}
+	if (msg_decode_bundle(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &b)) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}
-	to.pipe = nng_pipe_id(nng_msg_get_pipe(msg));
-	to.worker = h.worker;
-	to.request_id = h.request_id;
-	rpc_handlers[h.type](s, &to, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
+	for (uint32_t i = 0; i < b.count; i++)
+		rpc_dispatch_one(s, pipe, (const uint8_t *)b.parts[i].ptr, b.parts[i].len);
+	msg_bundle_release(&b);
 }
 
 void rpc_run(struct stored *s)

@@ -48,6 +48,7 @@ ROUND_TRIP(hello_ack, (void)0)
 ROUND_TRIP(event_store, msg_event_store_release(&m))
 ROUND_TRIP(event_result, (void)0)
 ROUND_TRIP(event_results, msg_event_results_release(&m))
+ROUND_TRIP(bundle, msg_bundle_release(&m))
 ROUND_TRIP(sub_open, msg_sub_open_release(&m))
 ROUND_TRIP(query_events, msg_query_events_release(&m))
 ROUND_TRIP(query_done, (void)0)
@@ -68,6 +69,7 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_EVENT_STORE] = round_trip_event_store,
 	[MSG_EVENT_RESULT] = round_trip_event_result,
 	[MSG_EVENT_RESULTS] = round_trip_event_results,
+	[MSG_BUNDLE] = round_trip_bundle,
 	[MSG_SUB_OPEN] = round_trip_sub_open,
 	[MSG_QUERY_EVENTS] = round_trip_query_events,
 	[MSG_QUERY_DONE] = round_trip_query_done,

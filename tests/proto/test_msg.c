@@ -167,6 +167,14 @@ static struct msg_event_results_item event_results_items[] = {
 static const struct msg_event_results event_results_sample = { 3, event_results_items };
 static const struct msg_event_results event_results_bare = { 0, NULL };
 
+/* A bundle's parts are opaque here (any bytes past a header's length). */
+static struct msg_str bundle_parts[] = {
+	{ "\x01\x03\x00\x01\x00\x00\x00\x07", 8 },
+	{ "\x01\x08\x00\x02\x00\x00\x00\x09 and some body", 22 },
+};
+static const struct msg_bundle bundle_sample = { 2, bundle_parts };
+static const struct msg_bundle bundle_bare = { 0, NULL };
+
 static uint8_t f0_ids[2][32] = { { 0x01, 0x02 }, { [31] = 0xff } };
 static uint8_t f0_authors[1][32] = { { 0xaa, [31] = 0x55 } };
 static uint32_t f0_kinds[] = { 1, 30023, 70000 };
@@ -398,6 +406,27 @@ static int event_results_decode(const uint8_t *body, size_t len, const void *wan
 	}
 	msg_event_results_release(&m);
 	msg_event_results_release(&m);
+	return 0;
+}
+
+static int bundle_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_bundle *w = want;
+	struct msg_bundle m;
+	int err = msg_decode_bundle(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.parts);
+		ck_assert_uint_eq(m.count, 0);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.count, w->count);
+		for (uint32_t i = 0; i < w->count; i++)
+			assert_msg_str(m.parts[i], w->parts[i], body, len);
+	}
+	msg_bundle_release(&m);
+	msg_bundle_release(&m);
 	return 0;
 }
 
@@ -687,6 +716,11 @@ static int event_results_encode(struct buf *out, const void *m)
 	return msg_encode_event_results(out, &sample_header, m);
 }
 
+static int bundle_encode(struct buf *out, const void *m)
+{
+	return msg_encode_bundle(out, &sample_header, m);
+}
+
 static int sub_open_encode(struct buf *out, const void *m)
 {
 	return msg_encode_sub_open(out, &sample_header, m);
@@ -755,6 +789,8 @@ static const struct msg_case cases[] = {
 	  &event_results_sample },
 	{ "event_results bare", MSG_EVENT_RESULTS, event_results_encode, event_results_decode,
 	  &event_results_bare },
+	{ "bundle", MSG_BUNDLE, bundle_encode, bundle_decode, &bundle_sample },
+	{ "bundle bare", MSG_BUNDLE, bundle_encode, bundle_decode, &bundle_bare },
 	{ "sub_open", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_sample },
 	{ "sub_open bare", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_bare },
 	{ "query_events", MSG_QUERY_EVENTS, query_events_encode, query_events_decode,
@@ -1575,6 +1611,38 @@ static void add_case_loop(TCase *tc, const TTest *test)
 
 /* The reply socket's name carries the worker and the full boot id, so two
  * incarnations of a worker never share one; the longest fits the buffer. */
+/* A bundle of more than MSG_BUNDLE_MAX parts, or with a part too short to
+ * hold a header, is refused. */
+START_TEST(test_bundle_limits)
+{
+	struct msg_str parts[MSG_BUNDLE_MAX + 1];
+	struct msg_bundle in = { MSG_BUNDLE_MAX + 1, parts }, out;
+	struct buf b = BUF_INIT;
+
+	for (int i = 0; i <= MSG_BUNDLE_MAX; i++)
+		parts[i] = (struct msg_str){ "12345678", 8 };
+	ck_assert_int_eq(msg_encode_bundle(&b, &sample_header, &in), 0);
+	ck_assert_int_eq(msg_decode_bundle(b.data + MSG_HEADER_LEN, b.len - MSG_HEADER_LEN, &out),
+			 ERR_INVAL);
+	buf_free(&b);
+	in.count = MSG_BUNDLE_MAX;
+	ck_assert_int_eq(msg_encode_bundle(&b, &sample_header, &in), 0);
+	ck_assert_int_eq(msg_decode_bundle(b.data + MSG_HEADER_LEN, b.len - MSG_HEADER_LEN, &out), 0);
+	ck_assert_uint_eq(out.count, MSG_BUNDLE_MAX);
+	msg_bundle_release(&out);
+	buf_free(&b);
+	/* Three parts of 7, 20 and 8 bytes: the count fits the body, the first
+	 * part cannot hold a header. */
+	parts[0].len = 7;
+	parts[1] = (struct msg_str){ "12345678901234567890", 20 };
+	in.count = 3;
+	ck_assert_int_eq(msg_encode_bundle(&b, &sample_header, &in), 0);
+	ck_assert_int_eq(msg_decode_bundle(b.data + MSG_HEADER_LEN, b.len - MSG_HEADER_LEN, &out),
+			 ERR_INVAL);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_reply_socket_name)
 {
 	char a[MSG_REPLY_SOCKET_NAME_MAX], b[MSG_REPLY_SOCKET_NAME_MAX];
@@ -1626,6 +1694,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(raw, test_deliver_counts);
 	tcase_add_test(raw, test_failed_decode_is_empty);
 	tcase_add_test(raw, test_reply_socket_name);
+	tcase_add_test(raw, test_bundle_limits);
 	suite_add_tcase(s, raw);
 
 	tcase_add_test(random, test_random_sub_open);
