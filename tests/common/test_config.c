@@ -97,24 +97,12 @@ static const char *field_text(const struct config *cfg, const struct key_case *k
 /* Config files live in a directory made once by the parent process
  * (unchecked fixture) and removed with whatever is left in it, so a failing
  * test, whose forked child exits before any teardown, leaves no litter. */
-static char tmp_dir[TMPDIR_PATH_MAX];
-static char conf_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.conf" */
-
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_config");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
+TMPDIR_SUITE("test_config")
+static char conf_path[TMPDIR_FILE_MAX];
 
 static void setup(void)
 {
-	static unsigned n;
-
-	snprintf(conf_path, sizeof(conf_path), "%s/%ld-%u.conf", tmp_dir, (long)getpid(), n++);
+	tmpdir_file(conf_path, sizeof(conf_path), tmp_dir, ".conf");
 }
 
 static void teardown(void)

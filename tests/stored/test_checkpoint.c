@@ -19,10 +19,11 @@
 #include "../../stored/checkpoint.h"
 #include "../../stored/db.h"
 #include "../support/suite.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
-static char dir[TMPDIR_PATH_MAX];
-static char db_path[TMPDIR_PATH_MAX + 16];
+TMPDIR_SUITE("test_checkpoint")
+static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 static int wal_pages;
 static sqlite3_stmt *insert;
@@ -35,8 +36,7 @@ static int note_pages(void *arg, sqlite3 *conn, const char *name, int pages)
 
 static void setup(void)
 {
-	tmpdir_make(dir, "test_checkpoint");
-	snprintf(db_path, sizeof(db_path), "%s/db", dir);
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	ck_assert_int_eq(sqlite3_exec(db, "CREATE TABLE big(b BLOB)", NULL, NULL, NULL), SQLITE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(db, "INSERT INTO big VALUES(zeroblob(3500))", -1, &insert,
@@ -50,7 +50,7 @@ static void teardown(void)
 {
 	sqlite3_finalize(insert);
 	db_close(db);
-	tmpdir_remove(dir);
+	testdb_unlink(db_path);
 }
 
 /* One transaction of n rows of about a page each. */
@@ -162,6 +162,7 @@ int main(void)
 	Suite *s = suite_create("checkpoint");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, quiet_below_threshold);

@@ -19,49 +19,26 @@
 #include "../../common/err.h"
 #include "../../common/log.h"
 #include "../../stored/db.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
 /* The directory every test's database lives in: made once by the parent
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-static char tmp_dir[TMPDIR_PATH_MAX];
+TMPDIR_SUITE("test_db")
 
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_db");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
-
-/* A database path of its own for the current test. */
-static void db_path_make(char *path, size_t len)
-{
-	static unsigned n;
-
-	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
-}
-
-static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
+static char db_path[TMPDIR_FILE_MAX];
 
 static void setup(void)
 {
-	db_path_make(db_path, sizeof(db_path));
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	log_set_level(LOG_ERROR); /* expected failures log warnings */
 }
 
 static void teardown(void)
 {
-	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
-	char path[sizeof(db_path) + 16];
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", db_path, suffixes[i]);
-		unlink(path);
-	}
+	testdb_unlink(db_path);
 }
 
 static sqlite3 *open_writer(const char *synchronous)
@@ -94,18 +71,6 @@ static void insert_events(sqlite3 *db, int n)
 				      "INSERT INTO events(id, pubkey, created_at, kind, addr, json)"
 				      " VALUES(randomblob(32), zeroblob(32), 1, 1, NULL, '{}')"),
 				 SQLITE_OK);
-}
-
-static int64_t sql_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 static const char *sql_text(sqlite3 *db, const char *sql)
@@ -162,7 +127,7 @@ START_TEST(test_schema)
 		snprintf(sql, sizeof(sql),
 			 "SELECT count(*) FROM sqlite_master WHERE type = '%s' AND name = '%s'",
 			 type, name);
-		ck_assert_msg(sql_int(db, sql) == 1, "missing %s", objects[i]);
+		ck_assert_msg(testdb_int(db, sql) == 1, "missing %s", objects[i]);
 	}
 	ck_assert_str_eq(sql_text(db,
 				  "SELECT group_concat(name, ',') FROM "
@@ -173,7 +138,7 @@ START_TEST(test_schema)
 			 "seq,name,value,created_at");
 	/* seq is the rowid (INTEGER PRIMARY KEY) and ids are unique. */
 	ck_assert_int_eq(
-	    sql_int(db, "SELECT pk FROM pragma_table_info('events') WHERE name = 'seq'"), 1);
+	    testdb_int(db, "SELECT pk FROM pragma_table_info('events') WHERE name = 'seq'"), 1);
 	insert_events(db, 1);
 	ck_assert_int_eq(exec(db, "INSERT INTO events(id, pubkey, created_at, kind, json)"
 				  " SELECT id, pubkey, 2, 2, 'x' FROM events"),
@@ -221,7 +186,7 @@ START_TEST(test_synchronous)
 {
 	sqlite3 *db = open_writer(sync_modes[_i].mode);
 
-	ck_assert_int_eq(sql_int(db, "PRAGMA synchronous"), sync_modes[_i].value);
+	ck_assert_int_eq(testdb_int(db, "PRAGMA synchronous"), sync_modes[_i].value);
 	db_close(db);
 }
 END_TEST
@@ -346,12 +311,12 @@ START_TEST(test_cleanup_trigger)
 				  " (1, 'hello world'), (2, 'hello again')"),
 			 SQLITE_OK);
 	ck_assert_int_eq(exec(db, "DELETE FROM events WHERE seq = 1"), SQLITE_OK);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM tags WHERE seq = 1"), 0);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM tags WHERE seq = 2"), 1);
-	ck_assert_int_eq(sql_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH "
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE seq = 1"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE seq = 2"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH "
 				     "'hello'"),
 			 1);
-	ck_assert_int_eq(sql_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'hello'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'hello'"),
 			 2);
 	db_close(db);
 }

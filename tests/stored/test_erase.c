@@ -42,27 +42,18 @@
 #include "../../stored/db.h"
 #include "../../stored/erase.h"
 #include "../../stored/ingest.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
 enum { ALICE = 0xa1, BOB = 0xb0, CAROL = 0xc0 };
 
-static char tmp_dir[TMPDIR_PATH_MAX];
-static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
+TMPDIR_SUITE("test_erase")
+static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 static struct ingest *in;
 static const char *why; /* the last refusal message */
 
 /* ---------------------------------------------------------------- fixture */
-
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_erase");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
 
 static void sql_exec(const char *sql)
 {
@@ -74,21 +65,11 @@ static void sql_exec(const char *sql)
 
 static void setup(void)
 {
-	static unsigned n;
-
-	snprintf(db_path, sizeof(db_path), "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db, true);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
-}
-
-static void unlink_suffixed(const char *suffix)
-{
-	char path[sizeof(db_path) + 16];
-
-	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
-	unlink(path);
 }
 
 static void teardown(void)
@@ -97,9 +78,7 @@ static void teardown(void)
 		sql_exec("COMMIT");
 	ingest_free(in);
 	db_close(db);
-	unlink_suffixed("");
-	unlink_suffixed("-wal");
-	unlink_suffixed("-shm");
+	testdb_unlink(db_path);
 }
 
 /* Commits and opens the next transaction, as the writer does per batch. */
@@ -223,18 +202,6 @@ static const char *a_tag(char *buf, size_t len, const char *kind, uint8_t author
 	return buf;
 }
 
-static int64_t sql_int(const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* Labels of every stored event, ascending, as "10 20". */
 static const char *stored_labels(void)
 {
@@ -281,12 +248,12 @@ START_TEST(test_e_takes_index_rows)
 	ck_assert_int_eq(ingest_event(in, &ev, &seq, &why), INGEST_STORED);
 	event_free(&ev);
 	next_batch();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'deletable'"), 1);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags WHERE name = 't'"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'deletable'"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE name = 't'"), 1);
 	STORE(50, ALICE, 200, 5, e_tag(e, 10), NULL);
 	next_batch();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'deletable'"), 0);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags WHERE name IN ('t', 'p')"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'deletable'"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE name IN ('t', 'p')"), 0);
 }
 END_TEST
 

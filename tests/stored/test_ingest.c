@@ -30,6 +30,7 @@
 #include "../../common/log.h"
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
 /* ingest_event()'s refusal message; these tests only read it when refused. */
@@ -39,27 +40,9 @@ static const char *why;
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-static char tmp_dir[TMPDIR_PATH_MAX];
+TMPDIR_SUITE("test_ingest")
 
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_ingest");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
-
-/* A database path of its own for the current test. */
-static void db_path_make(char *path, size_t len)
-{
-	static unsigned n;
-
-	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
-}
-
-static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
+static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 static struct ingest *in;
 
@@ -73,19 +56,11 @@ static void sql_exec(const char *sql)
 
 static void setup(void)
 {
-	db_path_make(db_path, sizeof(db_path));
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db, true);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
-}
-
-static void remove_suffixed(const char *suffix)
-{
-	char path[sizeof(db_path) + 16];
-
-	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
-	unlink(path);
 }
 
 static void teardown(void)
@@ -94,9 +69,7 @@ static void teardown(void)
 		sql_exec("COMMIT");
 	ingest_free(in);
 	db_close(db);
-	remove_suffixed("");
-	remove_suffixed("-wal");
-	remove_suffixed("-shm");
+	testdb_unlink(db_path);
 }
 
 static void commit(void)
@@ -134,18 +107,6 @@ static enum ingest_outcome put(uint8_t label, uint8_t pk, int64_t created_at, ui
 	out = ingest_event(in, &ev, seq ? seq : &ignored, &why);
 	event_free(&ev);
 	return out;
-}
-
-static int64_t sql_int(const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
 }
 
 /* The labels of the events rows satisfying where, ascending, as "a b c". */
@@ -189,8 +150,8 @@ START_TEST(test_regular_insert_then_duplicate)
 	ck_assert_int_eq(seq3, -7);
 	commit();
 	ck_assert_str_eq(labels("1"), "10 20");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE addr IS NULL"), 2);
-	ck_assert_int_eq(sql_int("SELECT seq FROM events WHERE json = '{\"label\":20,\"kind\":1}'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE addr IS NULL"), 2);
+	ck_assert_int_eq(testdb_int(db, "SELECT seq FROM events WHERE json = '{\"label\":20,\"kind\":1}'"),
 			 seq2);
 }
 END_TEST
@@ -212,7 +173,7 @@ START_TEST(test_regular_kinds_never_replace)
 		snprintf(where, sizeof(where), "kind = %u", kinds[i]);
 		ck_assert_int_eq(strlen(labels(where)) > 0, 1);
 	}
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 12);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 12);
 }
 END_TEST
 
@@ -239,8 +200,8 @@ START_TEST(test_replaceable_keeps_newest)
 	ck_assert_int_eq(put(50, 1, 50, kind == 3 ? 0 : 3, NULL, 0, NULL), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(labels("1"), "20 40 50");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE addr = ''"), 3);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE hex(pubkey) LIKE '01%'"), 2);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE addr = ''"), 3);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE hex(pubkey) LIKE '01%'"), 2);
 }
 END_TEST
 
@@ -257,10 +218,10 @@ START_TEST(test_replaceable_newest_later_wins_seq)
 	ck_assert_int_gt(seq_new, seq_old);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM events WHERE seq = %lld",
 		 (long long)seq_old);
-	ck_assert_int_eq(sql_int(sql), 0);
+	ck_assert_int_eq(testdb_int(db, sql), 0);
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM events WHERE seq = %lld",
 		 (long long)seq_new);
-	ck_assert_int_eq(sql_int(sql), 1);
+	ck_assert_int_eq(testdb_int(db, sql), 1);
 }
 END_TEST
 
@@ -297,8 +258,8 @@ START_TEST(test_tie_last_byte)
 	ck_assert_int_eq(ingest_event(in, &a, &seq, &why), INGEST_STORED);
 	ck_assert_int_eq(ingest_event(in, &b, &seq, &why), INGEST_SUPERSEDED);
 	commit();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 1);
-	ck_assert_int_eq(sql_int("SELECT substr(hex(id), 63, 2) = '01' FROM events"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT substr(hex(id), 63, 2) = '01' FROM events"), 1);
 	event_free(&a);
 	event_free(&b);
 }
@@ -321,8 +282,8 @@ START_TEST(test_addressable_by_d)
 	ck_assert_int_eq(put(16, 2, 10, 30000, d_a, 1, NULL), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(labels("1"), "11 12 15 16");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE addr = 'a'"), 3);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE addr = 'b'"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE addr = 'a'"), 3);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE addr = 'b'"), 1);
 }
 END_TEST
 
@@ -339,7 +300,7 @@ START_TEST(test_addressable_missing_d)
 	ck_assert_int_eq(put(13, 1, 250, 30023, d_empty, 1, NULL), INGEST_SUPERSEDED);
 	commit();
 	ck_assert_str_eq(labels("1"), "12");
-	ck_assert_int_eq(sql_int("SELECT addr = '' FROM events"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT addr = '' FROM events"), 1);
 }
 END_TEST
 
@@ -397,9 +358,9 @@ START_TEST(test_addressable_missing_d_parsed)
 	ck_assert_int_eq(put_parsed(1, 250, 30000, "[[\"d\"]]"), INGEST_SUPERSEDED);
 	ck_assert_int_eq(put_parsed(1, 50, 30000, "[[\"d\",\"other\"]]"), INGEST_STORED);
 	commit();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 2);
-	ck_assert_int_eq(sql_int("SELECT created_at FROM events WHERE addr = ''"), 300);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags WHERE name = 't' AND value = x'78'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 2);
+	ck_assert_int_eq(testdb_int(db, "SELECT created_at FROM events WHERE addr = ''"), 300);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE name = 't' AND value = x'78'"),
 			 1);
 }
 END_TEST
@@ -416,7 +377,7 @@ START_TEST(test_addressable_first_d)
 	ck_assert_int_eq(put(12, 1, 300, 30001, tx, 2, NULL), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(labels("1"), "11 12");
-	ck_assert_int_eq(sql_int("SELECT addr = 'x' FROM events WHERE kind = 30001 AND "
+	ck_assert_int_eq(testdb_int(db, "SELECT addr = 'x' FROM events WHERE kind = 30001 AND "
 				 "created_at = 300"),
 			 1);
 }
@@ -446,7 +407,7 @@ START_TEST(test_replaceable_ignores_d)
 	ck_assert_int_eq(put(11, 1, 200, 10000, d_b, 1, NULL), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(labels("1"), "11");
-	ck_assert_int_eq(sql_int("SELECT addr = '' FROM events"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT addr = '' FROM events"), 1);
 }
 END_TEST
 
@@ -496,7 +457,7 @@ START_TEST(test_tags_rows_written)
 	ck_assert_str_eq(tag_rows(seq),
 			 "e=abc@1234;p=def@1234;E=UP@1234;e=second@1234;t=@1234;x=a\\0b@1234;");
 	ck_assert_str_eq(tag_rows(seq2), "");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags"), 6);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 6);
 }
 END_TEST
 
@@ -516,8 +477,8 @@ START_TEST(test_tags_deleted_with_replaced)
 	ck_assert_str_eq(tag_rows(seq_old), "");
 	ck_assert_str_eq(tag_rows(seq_new), "d=k@200;t=new@200;");
 	ck_assert_str_eq(tag_rows(seq_other), "d=other@100;t=keep@100;");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags"), 4);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags WHERE seq NOT IN "
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 4);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE seq NOT IN "
 				 "(SELECT seq FROM events)"),
 			 0);
 }
@@ -533,7 +494,7 @@ START_TEST(test_replaceable_tags_replaced)
 	ck_assert_int_eq(put(11, 1, 101, 3, p2, 2, &seq), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(tag_rows(seq), "p=two@101;p=three@101;");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags"), 2);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 2);
 }
 END_TEST
 
@@ -561,17 +522,17 @@ START_TEST(test_search_rows)
 	ck_assert_int_eq(put_text(in, 10, 100, "hello nostr", &seq_old), INGEST_STORED);
 	ck_assert_int_eq(put_text(in, 11, 50, "older words", &seq), INGEST_SUPERSEDED);
 	commit();
-	ck_assert_int_eq(sql_int("SELECT rowid FROM events_fts WHERE events_fts MATCH 'nostr'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'nostr'"),
 			 seq_old);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 1);
 	sql_exec("BEGIN");
 	ck_assert_int_eq(put_text(in, 12, 200, "goodbye relay", &seq_new), INGEST_STORED);
 	commit();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts WHERE events_fts MATCH 'nostr'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'nostr'"),
 			 0);
-	ck_assert_int_eq(sql_int("SELECT rowid FROM events_fts WHERE events_fts MATCH 'relay'"),
+	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'relay'"),
 			 seq_new);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 1);
 }
 END_TEST
 
@@ -585,8 +546,8 @@ START_TEST(test_search_off)
 	ck_assert_int_eq(put_text(plain, 10, 100, "hello nostr", &seq), INGEST_STORED);
 	ingest_free(plain);
 	commit();
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 1);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events_fts"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 0);
 }
 END_TEST
 
@@ -595,7 +556,7 @@ START_TEST(test_rollback)
 {
 	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, NULL), INGEST_STORED);
 	sql_exec("ROLLBACK");
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 0);
 	sql_exec("BEGIN");
 	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, NULL), INGEST_STORED);
 	commit();

@@ -25,57 +25,24 @@
 #include "../../stored/ingest.h"
 #include "../../stored/jobs.h"
 #include "../../stored/maint.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
-static char tmp_dir[TMPDIR_PATH_MAX];
-static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
+TMPDIR_SUITE("test_maint")
+static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
-
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_maint");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
 
 static void setup(void)
 {
-	static unsigned n;
-
 	log_set_level(LOG_ERROR);
-	snprintf(db_path, sizeof(db_path), "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-}
-
-static void unlink_suffixed(const char *suffix)
-{
-	char path[sizeof(db_path) + 16];
-
-	snprintf(path, sizeof(path), "%s%s", db_path, suffix);
-	unlink(path);
 }
 
 static void teardown(void)
 {
 	db_close(db);
-	unlink_suffixed("");
-	unlink_suffixed("-wal");
-	unlink_suffixed("-shm");
-}
-
-static int64_t sql_int(const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v;
-
-	ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	testdb_unlink(db_path);
 }
 
 static uint64_t wal_size(void)
@@ -128,7 +95,7 @@ START_TEST(test_checkpoint)
 	ck_assert_int_eq(job->rc, 0);
 	ck_assert_int_eq(job->values[0], 0);
 	ck_assert_uint_eq(wal_size(), 0);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 50);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 50);
 	admin_job_release(job);
 }
 END_TEST
@@ -142,8 +109,8 @@ START_TEST(test_vacuum)
 			 SQLITE_OK);
 	job = run(admin_job_new(ADMIN_OP_VACUUM, 1, 0));
 	ck_assert_int_eq(job->rc, 0);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 100);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE kind = 7"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 100);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE kind = 7"), 0);
 	ck_assert_uint_eq(wal_size(), 0);
 	admin_job_release(job);
 }
@@ -175,13 +142,13 @@ START_TEST(test_ban_unban)
 	ck_assert_int_eq(ban_op(ADMIN_OP_BAN, 0xaa, "spam"), 1);
 	ck_assert_int_eq(ban_op(ADMIN_OP_BAN, 0xbb, "other"), 1);
 	ck_assert_int_eq(ban_op(ADMIN_OP_BAN, 0xaa, "still spam"), 0);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM banned_pubkeys"), 2);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM banned_pubkeys WHERE reason = 'still spam'"
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM banned_pubkeys"), 2);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM banned_pubkeys WHERE reason = 'still spam'"
 				 " AND created_at = 1234 AND length(pubkey) = 32"),
 			 1);
 	ck_assert_int_eq(ban_op(ADMIN_OP_UNBAN, 0xaa, ""), 1);
 	ck_assert_int_eq(ban_op(ADMIN_OP_UNBAN, 0xaa, ""), 0);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM banned_pubkeys"), 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM banned_pubkeys"), 1);
 }
 END_TEST
 
@@ -212,11 +179,11 @@ START_TEST(test_delete)
 	run(job);
 	ck_assert_int_eq(job->rc, 0);
 	ck_assert_int_eq(job->values[0], 30);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events"), 10);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM events WHERE kind = 1 AND"
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 10);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE kind = 1 AND"
 				 " substr(pubkey, 1, 1) = x'01'"),
 			 10);
-	ck_assert_int_eq(sql_int("SELECT count(*) FROM tags"), 10);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 10);
 	admin_job_release(job);
 }
 END_TEST

@@ -43,6 +43,7 @@
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
 #include "../../stored/query_sql.h"
+#include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
 #define NEVENTS 2000
@@ -102,27 +103,9 @@ static int64_t last_seq;
  * process (unchecked fixture) and removed with whatever is left in it, so a
  * failing test, whose forked child exits before its teardown, leaves no
  * litter in /tmp. */
-static char tmp_dir[TMPDIR_PATH_MAX];
+TMPDIR_SUITE("test_query_sql")
 
-static void tmp_dir_setup(void)
-{
-	tmpdir_make(tmp_dir, "test_query_sql");
-}
-
-static void tmp_dir_teardown(void)
-{
-	tmpdir_remove(tmp_dir);
-}
-
-/* A database path of its own for the current test. */
-static void db_path_make(char *path, size_t len)
-{
-	static unsigned n;
-
-	snprintf(path, len, "%s/%ld-%u.db", tmp_dir, (long)getpid(), n++);
-}
-
-static char db_path[TMPDIR_PATH_MAX + 32]; /* tmp_dir + "/<pid>-<n>.db" */
+static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 
 static void sql_exec(const char *sql)
@@ -241,7 +224,7 @@ static void populate(void)
 	rng_state = 20240601;
 	for (int i = 0; i <= NPUBKEYS; i++)
 		random_bytes(pubkeys[i], 32);
-	db_path_make(db_path, sizeof(db_path));
+	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db, true);
 	ck_assert_ptr_nonnull(in);
@@ -264,16 +247,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char path[sizeof(db_path) + 16];
-
 	for (size_t i = 0; i < nref; i++)
 		event_free(&ref[i].ev);
 	db_close(db);
-	unlink(db_path);
-	snprintf(path, sizeof(path), "%s-wal", db_path);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s-shm", db_path);
-	unlink(path);
+	testdb_unlink(db_path);
 }
 
 /* Reference: created_at descending, then id ascending. */
