@@ -11,15 +11,9 @@
 /* The service thread answers these events error: (their OK was pending). */
 static void bundle_fail_all(struct relayd *r, const struct store_bundle *b)
 {
-	for (uint32_t i = 0; i < b->count; i++) {
-		struct mail *m = mail_new(MAIL_EVENT_FAILED, b->conn_id[i]);
-
-		if (!m)
-			continue;
-		m->request_id = b->request_id[i];
-		memcpy(m->event_id, b->event_id[i], EVENT_ID_LEN);
-		mailbox_post(r->mailbox, m);
-	}
+	for (uint32_t i = 0; i < b->count; i++)
+		mailbox_post_event(r->mailbox, MAIL_EVENT_FAILED, b->conn_id[i], b->request_id[i],
+				   b->event_id[i]);
 }
 
 static int bundle_send(struct relayd *r, const struct store_bundle *b)

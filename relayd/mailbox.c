@@ -4,6 +4,7 @@
 #include <libwebsockets.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct mailbox {
 	pthread_mutex_t lock;
@@ -89,4 +90,16 @@ struct mail *mailbox_drain(struct mailbox *mb)
 	mb->head = mb->tail = NULL;
 	pthread_mutex_unlock(&mb->lock);
 	return list;
+}
+
+void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
+			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
+{
+	struct mail *m = mail_new(kind, conn_id);
+
+	if (!m)
+		return;
+	m->request_id = request_id;
+	memcpy(m->event_id, event_id, EVENT_ID_LEN);
+	mailbox_post(mb, m);
 }

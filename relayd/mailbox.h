@@ -62,6 +62,10 @@ struct mail *mail_new(enum mail_kind kind, uint64_t conn_id);
 void mail_free(struct mail *m);
 /* Appends m (taking it) and wakes the service thread. */
 void mailbox_post(struct mailbox *mb, struct mail *m);
+/* Posts MAIL_EVENT_PENDING or MAIL_EVENT_FAILED for one event (dropped
+ * when out of memory, as a lost mail would be). */
+void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
+			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN]);
 /* Takes every mail posted so far, oldest first, as a list (service thread). */
 struct mail *mailbox_drain(struct mailbox *mb);
 

@@ -58,18 +58,6 @@ static void verb_event_limits(const struct relayd *r, struct event_limits *lim)
 	lim->max_future_seconds = relayd_cfg(r)->created_at_max_future;
 }
 
-static void verb_event_post(struct verb_ctx *v, enum mail_kind kind, uint32_t request_id,
-			    const uint8_t id[32])
-{
-	struct mail *m = mail_new(kind, v->conn_id);
-
-	if (!m)
-		return;
-	m->request_id = request_id;
-	memcpy(m->event_id, id, 32);
-	mailbox_post(v->r->mailbox, m);
-}
-
 /* Sends a verified event to stored, in the lane's bundle; the service
  * thread tracks the answer. */
 static void verb_event_forward(struct verb_ctx *v, struct event *ev)
@@ -79,9 +67,9 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	struct msg_event_store m = { .conn_id = v->conn_id, .event = *ev };
 	struct buf out = BUF_INIT;
 
-	verb_event_post(v, MAIL_EVENT_PENDING, request_id, ev->id);
+	mailbox_post_event(v->r->mailbox, MAIL_EVENT_PENDING, v->conn_id, request_id, ev->id);
 	if (msg_encode_event_store(&out, &h, &m))
-		verb_event_post(v, MAIL_EVENT_FAILED, request_id, ev->id);
+		mailbox_post_event(v->r->mailbox, MAIL_EVENT_FAILED, v->conn_id, request_id, ev->id);
 	else
 		bundle_add(v->r, v->bundle, &out, v->conn_id, request_id, ev->id);
 	buf_free(&out);

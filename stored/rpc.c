@@ -75,11 +75,12 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 	buf_free(&out);
 }
 
-static void rpc_refuse_event(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
-			     const uint8_t *id, const char *why)
+/* The OK for one event the rpc thread answers itself (not the writer). */
+static void rpc_answer_event(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+			     const uint8_t *id, bool accepted, const char *why)
 {
 	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, to->worker, to->request_id };
-	struct msg_event_result r = { .conn_id = conn_id, .accepted = false,
+	struct msg_event_result r = { .conn_id = conn_id, .accepted = accepted,
 				      .message = { why, (uint32_t)strlen(why) } };
 	struct buf out = BUF_INIT;
 
@@ -93,22 +94,18 @@ static void rpc_refuse_event(struct stored *s, const struct rpc_return *to, uint
 static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct msg_event_store *m)
 {
 	struct bcast_job *job = rpc_bcast_job(BCAST_EVENT, to);
-	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, to->worker, to->request_id };
-	struct msg_event_result r = { .conn_id = m->conn_id, .accepted = true, .message = { "", 0 } };
-	struct buf out = BUF_INIT;
+	uint8_t id[EVENT_ID_LEN];
 
-	memcpy(r.id, m->event.id, EVENT_ID_LEN);
+	memcpy(id, m->event.id, EVENT_ID_LEN); /* the event moves to the job */
 	if (!job) {
-		rpc_refuse_event(s, to, m->conn_id, m->event.id, "error: out of memory");
+		rpc_answer_event(s, to, m->conn_id, id, false, "error: out of memory");
 		return;
 	}
 	job->event = m->event;
 	memset(&m->event, 0, sizeof(m->event));
 	rpc_push_bcast(s, job);
 	atomic_fetch_add(&s->stats.ephemeral_delivered, 1);
-	if (msg_encode_event_result(&out, &h, &r) == 0)
-		reply_send(s, to, out.data, out.len);
-	buf_free(&out);
+	rpc_answer_event(s, to, m->conn_id, id, true, "");
 }
 
 static void rpc_event_store(struct stored *s, const struct rpc_return *to, const void *body,
@@ -129,7 +126,8 @@ static void rpc_event_store(struct stored *s, const struct rpc_return *to, const
 	job = calloc(1, sizeof(*job)); /* admin, admin_index: none */
 	if (!job || (job->to = *to, job->conn_id = m.conn_id, job->event = m.event,
 		     queue_push(s->write_q, job))) {
-		rpc_refuse_event(s, to, m.conn_id, m.event.id, "error: the relay is overloaded, retry");
+		rpc_answer_event(s, to, m.conn_id, m.event.id, false,
+				 "error: the relay is overloaded, retry");
 		free(job);
 		msg_event_store_release(&m);
 	}
