@@ -173,8 +173,6 @@ static bool ingress_is_cheap(const char *data, size_t len)
 {
 	size_t i = 0;
 
-	if (!data)
-		return true; /* a forget job */
 	while (i < len && ingress_is_space(data[i]))
 		i++;
 	if (i == len || data[i++] != '[')
@@ -187,12 +185,11 @@ static bool ingress_is_cheap(const char *data, size_t len)
 }
 
 /* Queues job behind its connection's earlier ones and wakes the lane.
- * Called with the lane's lock held. */
-static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job)
+ * Called with the lane's lock held (so cheap is judged before taking it). */
+static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job, bool cheap)
 {
 	/* The connection's slot (conn.h: the id's low 32 bits). */
-	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link,
-		       ingress_is_cheap(job->data, job->len)))
+	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link, cheap))
 		return ERR_NOMEM;
 	pthread_cond_signal(&lane->wake);
 	return 0;
@@ -251,7 +248,7 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 		return; /* the entry lingers until the slot's next generation: harmless */
 	job->conn_id = conn_id;
 	pthread_mutex_lock(&lane->lock);
-	if (ingress_queue(lane, job))
+	if (ingress_queue(lane, job, true))
 		free(job);
 	pthread_mutex_unlock(&lane->lock);
 }
@@ -260,6 +257,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
 	struct ingress_job *job;
+	bool cheap;
 	int rc = 0;
 
 	if (in->inline_mode) {
@@ -277,11 +275,12 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		return ERR_NOMEM;
 	}
 	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited };
+	cheap = ingress_is_cheap(data, len);
 	pthread_mutex_lock(&lane->lock);
 	if (lane->jobs.count >= INGRESS_LANE_DEPTH)
 		rc = ERR_FULL;
 	else
-		rc = ingress_queue(lane, job);
+		rc = ingress_queue(lane, job, cheap);
 	pthread_mutex_unlock(&lane->lock);
 	if (rc) {
 		free(data);
