@@ -85,9 +85,32 @@ static void after_commit(sqlite3 *db, struct checkpointer *cp)
 		wal_pages = 0;
 }
 
+/* One line per tenth of the file: how the cost per event grows with the
+ * database (pages written to the WAL and read past SQLite's cache per event). */
+static void report_slice(sqlite3 *db, size_t done, size_t events, double *t_last, double *c_last)
+{
+	int cur, hi, writes = 0, misses = 0;
+	double t = now_seconds(), c = cpu_seconds();
+
+	if (sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) == SQLITE_OK)
+		writes = cur;
+	if (sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1) == SQLITE_OK)
+		misses = cur;
+	printf("SLICE upto=%zu events_per_s=%.0f cpu_us_per_event=%.1f wal_pages_per_event=%.2f "
+	       "cache_misses_per_event=%.2f\n",
+	       done, (double)events / (t - *t_last), (c - *c_last) * 1e6 / (double)events,
+	       (double)writes / (double)events, (double)misses / (double)events);
+	fflush(stdout);
+	*t_last = t;
+	*c_last = c;
+}
+
 static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
 	       size_t n, size_t batch, size_t *stored)
 {
+	size_t slice = n / 10 > batch ? n / 10 : batch, next_report = slice, last_report = 0;
+	double t_last = now_seconds(), c_last = cpu_seconds();
+
 	for (size_t i = 0; i < n; i += batch) {
 		size_t end = i + batch < n ? i + batch : n;
 
@@ -105,8 +128,30 @@ static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct e
 		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 			return -1;
 		after_commit(db, cp);
+		if (end >= next_report || end == n) {
+			report_slice(db, end, end - last_report, &t_last, &c_last);
+			last_report = end;
+			next_report = end + slice;
+		}
 	}
 	return 0;
+}
+
+/* A page size only takes effect before the first table exists, so the file
+ * is created here, ahead of db_open()'s schema. */
+static int create_with_page_size(const char *path, int page_size)
+{
+	char sql[128];
+	sqlite3 *db;
+	int rc;
+
+	snprintf(sql, sizeof(sql), "PRAGMA page_size=%d; CREATE TABLE storebench_init(x);"
+		 " DROP TABLE storebench_init;", page_size);
+	if (sqlite3_open(path, &db) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	sqlite3_close(db);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -115,10 +160,12 @@ int main(int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' }, { "batch", required_argument, NULL, 'b' },
 		{ "sync", required_argument, NULL, 's' }, { "search", required_argument, NULL, 'S' },
 		{ "dir", required_argument, NULL, 'd' },  { "sql", required_argument, NULL, 'q' },
-		{ "checkpoint", required_argument, NULL, 'c' }, { NULL, 0, NULL, 0 },
+		{ "checkpoint", required_argument, NULL, 'c' },
+		{ "page-size", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *sync = "full", *dir = "/tmp";
 	size_t batch = 64, stored = 0;
+	int page_size = 0;
 	bool search = true, checkpoint_thread = true;
 	const char *extra_sql[16];
 	int nextra = 0;
@@ -133,6 +180,7 @@ int main(int argc, char **argv)
 		case 's': sync = optarg; break;
 		case 'S': search = atoi(optarg) != 0; break;
 		case 'd': dir = optarg; break;
+		case 'p': page_size = atoi(optarg); break;
 		case 'c': checkpoint_thread = strcmp(optarg, "inline") != 0; break;
 		case 'q':
 			if (nextra < 16)
@@ -157,15 +205,11 @@ int main(int argc, char **argv)
 
 	sqlite3 *db = NULL;
 	struct ingest *in = NULL;
+	if (page_size && create_with_page_size(path, page_size))
+		return 1;
 	if (db_open(path, true, sync, &db)) {
 		fprintf(stderr, "storebench: cannot open %s\n", path);
 		return 1;
-	}
-	for (int i = 0; i < nextra; i++) {
-		if (sqlite3_exec(db, extra_sql[i], NULL, NULL, NULL) != SQLITE_OK) {
-			fprintf(stderr, "storebench: %s: %s\n", extra_sql[i], sqlite3_errmsg(db));
-			return 1;
-		}
 	}
 	if (!(in = ingest_new(db, search))) {
 		fprintf(stderr, "storebench: cannot prepare statements\n");
@@ -176,6 +220,14 @@ int main(int argc, char **argv)
 		if (!(cp = checkpointer_start(path, sync)))
 			return 1;
 		sqlite3_wal_hook(db, note_wal_pages, NULL);
+	}
+	/* After the checkpointer opened its connection: db_open() creates any
+	 * missing schema object, so an index dropped before it would be back. */
+	for (int i = 0; i < nextra; i++) {
+		if (sqlite3_exec(db, extra_sql[i], NULL, NULL, NULL) != SQLITE_OK) {
+			fprintf(stderr, "storebench: %s: %s\n", extra_sql[i], sqlite3_errmsg(db));
+			return 1;
+		}
 	}
 	double t0 = now_seconds(), c0 = cpu_seconds();
 	int rc = run(db, in, cp, evs, f.count, batch, &stored);

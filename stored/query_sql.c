@@ -80,7 +80,7 @@ static void sb_kinds(struct sql_builder *sb, const struct filter *f)
 
 static void sb_tag(struct sql_builder *sb, const struct filter_tag *t, const char *name)
 {
-	sb_text(sb, " AND seq IN (SELECT seq FROM tags WHERE name = ");
+	sb_text(sb, " AND events.seq IN (SELECT seq FROM tags WHERE name = ");
 	sb_bind(sb, BIND_TEXT, 0, name, 1);
 	sb_text(sb, " AND value IN (");
 	for (uint32_t i = 0; i < t->nvalues; i++) {
@@ -89,6 +89,20 @@ static void sb_tag(struct sql_builder *sb, const struct filter_tag *t, const cha
 		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
 	}
 	sb_text(sb, "))");
+}
+
+/* The driving tag condition of a join (see sb_drive_tag). */
+static void sb_tag_driving(struct sql_builder *sb, const struct filter_tag *t, const char *name)
+{
+	sb_text(sb, " AND tags.name = ");
+	sb_bind(sb, BIND_TEXT, 0, name, 1);
+	sb_text(sb, " AND tags.value IN (");
+	for (uint32_t i = 0; i < t->nvalues; i++) {
+		if (i)
+			sb_text(sb, ",");
+		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
+	}
+	sb_text(sb, ")");
 }
 
 /* The letters of the tag conditions, which must outlive the statement. */
@@ -110,14 +124,18 @@ enum sb_shape {
 	SHAPE_EXPORT,  /* seq, json; in seq order, limited */
 };
 
-/* The conditions every shape shares. */
+/* The conditions every shape shares.  When the rows are driven by one tag
+ * condition (drive_tag >= 0, see sb_drive_tag), that condition is the join's
+ * and the time range applies to the tag rows, whose index covers it. */
 static void sb_conditions(struct sql_builder *sb, const struct filter *f,
-			  const struct query_scope *scope)
+			  const struct query_scope *scope, int drive_tag)
 {
-	sb_text(sb, " WHERE seq <= ");
+	const char *created_at = drive_tag >= 0 ? "tags.created_at" : "created_at";
+
+	sb_text(sb, " WHERE events.seq <= ");
 	sb_bind(sb, BIND_INT, scope->max_seq, NULL, 0);
 	if (scope->min_seq > 0) {
-		sb_text(sb, " AND seq > ");
+		sb_text(sb, " AND events.seq > ");
 		sb_bind(sb, BIND_INT, scope->min_seq, NULL, 0);
 	}
 	sb_text(sb, " AND (expires_at IS NULL OR expires_at > ");
@@ -130,15 +148,46 @@ static void sb_conditions(struct sql_builder *sb, const struct filter *f,
 	if (f->has_kinds)
 		sb_kinds(sb, f);
 	if (f->since != INT64_MIN) {
-		sb_text(sb, " AND created_at >= ");
+		sb_text(sb, " AND ");
+		sb_text(sb, created_at);
+		sb_text(sb, " >= ");
 		sb_bind(sb, BIND_INT, f->since, NULL, 0);
 	}
 	if (f->until != INT64_MAX) {
-		sb_text(sb, " AND created_at <= ");
+		sb_text(sb, " AND ");
+		sb_text(sb, created_at);
+		sb_text(sb, " <= ");
 		sb_bind(sb, BIND_INT, f->until, NULL, 0);
 	}
+	for (uint32_t i = 0; i < f->ntags; i++) {
+		if ((int)i == drive_tag)
+			sb_tag_driving(sb, &f->tags[i], tag_letter(f->tags[i].name));
+		else
+			sb_tag(sb, &f->tags[i], tag_letter(f->tags[i].name));
+	}
+}
+
+/*
+ * Which tag condition should drive an ordered, limited query, or -1.
+ *
+ * "seq IN (SELECT seq FROM tags ...)" makes SQLite fetch every event carrying
+ * the tag and sort them all before the limit: for a popular #p or #e that is
+ * thousands of rows to return fifty.  Walking the tag's index entries
+ * (name, value, created_at) newest first and joining each to its event stops
+ * at the limit instead.  Only without ids or authors, whose own indexes are
+ * narrower; the condition with the fewest values is chosen, since with one
+ * value the index order is the answer's order.
+ */
+static int sb_drive_tag(const struct filter *f)
+{
+	int best = -1;
+
+	if (f->has_ids || f->has_authors)
+		return -1;
 	for (uint32_t i = 0; i < f->ntags; i++)
-		sb_tag(sb, &f->tags[i], tag_letter(f->tags[i].name));
+		if (best < 0 || f->tags[i].nvalues < f->tags[best].nvalues)
+			best = (int)i;
+	return best;
 }
 
 static const char *const sb_columns[] = {
@@ -163,14 +212,23 @@ static void sb_search_expression(struct sql_builder *sb, const struct filter *f)
 static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		      const struct query_scope *scope, enum sb_shape shape)
 {
-	int searching;
+	int searching, drive_tag = -1;
 
 	sb_search_expression(sb, f);
 	searching = sb->fts.len > 0;
-	sb_text(sb, sb_columns[shape]);
+	if (shape == SHAPE_ROWS && !searching)
+		drive_tag = sb_drive_tag(f);
+	if (drive_tag >= 0) {
+		/* An event may carry the tag twice (or two of its values):
+		 * DISTINCT keeps it one row, so the limit counts events. */
+		sb_text(sb, "SELECT DISTINCT events.seq, events.json FROM tags"
+			    " CROSS JOIN events ON events.seq = tags.seq");
+	} else {
+		sb_text(sb, sb_columns[shape]);
+	}
 	if (searching)
 		sb_text(sb, " JOIN events_fts ON events_fts.rowid = events.seq");
-	sb_conditions(sb, f, scope);
+	sb_conditions(sb, f, scope, drive_tag);
 	if (searching) {
 		sb_text(sb, " AND events_fts MATCH ");
 		sb_bind(sb, BIND_TEXT, 0, sb->fts.data, (int)sb->fts.len);
@@ -181,6 +239,8 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		sb_text(sb, " ORDER BY seq");
 	else if (searching)
 		sb_text(sb, " ORDER BY events_fts.rank");
+	else if (drive_tag >= 0)
+		sb_text(sb, " ORDER BY tags.created_at DESC, events.id ASC");
 	else
 		sb_text(sb, " ORDER BY created_at DESC, id ASC");
 	sb_text(sb, " LIMIT ");
