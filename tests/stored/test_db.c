@@ -1,7 +1,7 @@
 /*
  * test_db.c - checks stored/db.c on real database files in a private
  * mkdtemp() directory under /tmp: the schema (tables, columns, indexes), WAL
- * mode, the synchronous setting, db_count_events and db_max_seq on empty and
+ * mode, the page size of new and existing files, the synchronous setting, db_count_events and db_max_seq on empty and
  * filled databases, that a read-only open cannot write (nor create a file),
  * that a reader sees only committed rows, that AUTOINCREMENT never hands
  * out a seq again after the largest row is deleted, and that deleting an
@@ -177,6 +177,27 @@ START_TEST(test_wal_mode)
 }
 END_TEST
 
+/* A new database gets 16 KiB pages; one made elsewhere with SQLite's
+ * default keeps its own, since a page size cannot change once written. */
+START_TEST(test_page_size)
+{
+	sqlite3 *db = open_writer("full"), *plain;
+
+	ck_assert_int_eq(testdb_int(db, "PRAGMA page_size"), 16384);
+	db_close(db);
+	testdb_unlink(db_path);
+	ck_assert_int_eq(sqlite3_open(db_path, &plain), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(plain, "PRAGMA page_size=4096; CREATE TABLE other(x)", NULL,
+				      NULL, NULL), SQLITE_OK);
+	sqlite3_close(plain);
+	db = open_writer("full");
+	ck_assert_int_eq(testdb_int(db, "PRAGMA page_size"), 4096);
+	insert_events(db, 2);
+	expect_counts(db, 2, 2);
+	db_close(db);
+}
+END_TEST
+
 static const struct {
 	const char *mode;
 	int value;
@@ -338,6 +359,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_schema);
 	tcase_add_test(tc, test_reopen_keeps_rows);
 	tcase_add_test(tc, test_wal_mode);
+	tcase_add_test(tc, test_page_size);
 	tcase_add_loop_test(tc, test_synchronous, 0,
 			    (int)(sizeof(sync_modes) / sizeof(sync_modes[0])));
 	tcase_add_test(tc, test_counts);
