@@ -177,13 +177,13 @@ START_TEST(test_wal_mode)
 }
 END_TEST
 
-/* A new database gets 16 KiB pages; one made elsewhere with SQLite's
+/* A new database gets 8 KiB pages; one made elsewhere with SQLite's
  * default keeps its own, since a page size cannot change once written. */
 START_TEST(test_page_size)
 {
 	sqlite3 *db = open_writer("full"), *plain;
 
-	ck_assert_int_eq(testdb_int(db, "PRAGMA page_size"), 16384);
+	ck_assert_int_eq(testdb_int(db, "PRAGMA page_size"), 8192);
 	db_close(db);
 	testdb_unlink(db_path);
 	ck_assert_int_eq(sqlite3_open(db_path, &plain), SQLITE_OK);
