@@ -78,31 +78,37 @@ static void sb_kinds(struct sql_builder *sb, const struct filter *f)
 	sb_text(sb, ")");
 }
 
-static void sb_tag(struct sql_builder *sb, const struct filter_tag *t, const char *name)
+/* "<tags>name = ? AND <tags>value IN (?,...)": one tag condition on the rows
+ * of the tags table, named by tags ("" inside a subquery, "tags." in a join). */
+static void sb_tag_rows(struct sql_builder *sb, const char *tags, const struct filter_tag *t,
+			const char *name)
 {
-	sb_text(sb, " AND events.seq IN (SELECT seq FROM tags WHERE name = ");
+	sb_text(sb, tags);
+	sb_text(sb, "name = ");
 	sb_bind(sb, BIND_TEXT, 0, name, 1);
-	sb_text(sb, " AND value IN (");
-	for (uint32_t i = 0; i < t->nvalues; i++) {
-		if (i)
-			sb_text(sb, ",");
-		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
-	}
-	sb_text(sb, "))");
-}
-
-/* The driving tag condition of a join (see sb_drive_tag). */
-static void sb_tag_driving(struct sql_builder *sb, const struct filter_tag *t, const char *name)
-{
-	sb_text(sb, " AND tags.name = ");
-	sb_bind(sb, BIND_TEXT, 0, name, 1);
-	sb_text(sb, " AND tags.value IN (");
+	sb_text(sb, " AND ");
+	sb_text(sb, tags);
+	sb_text(sb, "value IN (");
 	for (uint32_t i = 0; i < t->nvalues; i++) {
 		if (i)
 			sb_text(sb, ",");
 		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
 	}
 	sb_text(sb, ")");
+}
+
+static void sb_tag(struct sql_builder *sb, const struct filter_tag *t, const char *name)
+{
+	sb_text(sb, " AND events.seq IN (SELECT seq FROM tags WHERE ");
+	sb_tag_rows(sb, "", t, name);
+	sb_text(sb, ")");
+}
+
+/* The driving tag condition of a join (see sb_drive_tag). */
+static void sb_tag_driving(struct sql_builder *sb, const struct filter_tag *t, const char *name)
+{
+	sb_text(sb, " AND ");
+	sb_tag_rows(sb, "tags.", t, name);
 }
 
 /* The letters of the tag conditions, which must outlive the statement. */
