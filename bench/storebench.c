@@ -11,6 +11,7 @@
  *
  *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
  *              [--dir D] [--sql S]... [--checkpoint thread|inline]
+ *              [--page-size N] [--wal-buffer 0|1]
  *
  * --checkpoint thread (stored's way: stored/checkpoint.h) copies the WAL
  * back on another thread; inline leaves it to SQLite's automatic checkpoint
@@ -33,6 +34,7 @@
 #include "../stored/checkpoint.h"
 #include "../stored/db.h"
 #include "../stored/ingest.h"
+#include "../stored/walbuf.h"
 #include "evfile.h"
 
 static double now_seconds(void)
@@ -161,12 +163,13 @@ int main(int argc, char **argv)
 		{ "sync", required_argument, NULL, 's' }, { "search", required_argument, NULL, 'S' },
 		{ "dir", required_argument, NULL, 'd' },  { "sql", required_argument, NULL, 'q' },
 		{ "checkpoint", required_argument, NULL, 'c' },
-		{ "page-size", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
+		{ "page-size", required_argument, NULL, 'p' },
+		{ "wal-buffer", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *sync = "full", *dir = "/tmp";
 	size_t batch = 64, stored = 0;
 	int page_size = 0;
-	bool search = true, checkpoint_thread = true;
+	bool search = true, checkpoint_thread = true, wal_buffer = true;
 	const char *extra_sql[16];
 	int nextra = 0;
 	struct evfile f = { 0 };
@@ -181,6 +184,7 @@ int main(int argc, char **argv)
 		case 'S': search = atoi(optarg) != 0; break;
 		case 'd': dir = optarg; break;
 		case 'p': page_size = atoi(optarg); break;
+		case 'w': wal_buffer = atoi(optarg) != 0; break;
 		case 'c': checkpoint_thread = strcmp(optarg, "inline") != 0; break;
 		case 'q':
 			if (nextra < 16)
@@ -207,6 +211,7 @@ int main(int argc, char **argv)
 	struct ingest *in = NULL;
 	if (page_size && create_with_page_size(path, page_size))
 		return 1;
+	db_use_wal_buffer(wal_buffer);
 	if (db_open(path, true, sync, &db)) {
 		fprintf(stderr, "storebench: cannot open %s\n", path);
 		return 1;
@@ -231,6 +236,9 @@ int main(int argc, char **argv)
 	}
 	double t0 = now_seconds(), c0 = cpu_seconds();
 	int rc = run(db, in, cp, evs, f.count, batch, &stored);
+
+	if (rc)
+		fprintf(stderr, "storebench: %s (%d)\n", sqlite3_errmsg(db), sqlite3_extended_errcode(db));
 	double t = now_seconds() - t0, cpu = cpu_seconds() - c0;
 
 	checkpointer_stop(cp);
@@ -247,9 +255,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storebench: the write path failed\n");
 		return 1;
 	}
-	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d checkpoint=%s seconds=%.3f "
+	struct walbuf_counts wc;
+
+	walbuf_counts(&wc);
+	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d checkpoint=%s wal_buffer=%d "
+	       "wal_writes_asked=%llu wal_writes_done=%llu seconds=%.3f "
 	       "events_per_s=%.0f cpu_us_per_event=%.1f\n",
-	       f.count, stored, batch, sync, search, checkpoint_thread ? "thread" : "inline", t,
+	       f.count, stored, batch, sync, search, checkpoint_thread ? "thread" : "inline",
+	       wal_buffer, (unsigned long long)wc.writes_asked, (unsigned long long)wc.writes_done, t,
 	       (double)f.count / t,
 	       cpu * 1e6 / (double)f.count);
 	for (size_t i = 0; i < f.count; i++)

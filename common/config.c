@@ -78,6 +78,8 @@ static const struct config_key config_keys[] = {
 	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
 	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
+	U32(db_wal_buffer, "storage", "1", 0, 1,
+	    "1: write each commit's WAL pages in a few large writes (with db_synchronous = full)"),
 	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
 	U32(expire_interval, "storage", "60", 1, 86400,
 	    "seconds between removals of expired events from disk (NIP-40)"),

@@ -6,6 +6,7 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "walbuf.h"
 
 #define DB_PAGE_SIZE "8192"
 
@@ -96,13 +97,29 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 	return db_exec(db, db_schema);
 }
 
+static bool db_wal_buffer;
+
+void db_use_wal_buffer(bool on)
+{
+	db_wal_buffer = on;
+}
+
+/* The WAL buffer is safe only where every commit syncs the WAL before the
+ * WAL index shows it to other connections (walbuf.h). */
+static const char *db_vfs(bool writable, const char *synchronous)
+{
+	if (!db_wal_buffer || !writable || !synchronous || strcmp(synchronous, "full"))
+		return NULL;
+	return walbuf_register() == 0 ? WALBUF_VFS_NAME : NULL;
+}
+
 int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out)
 {
 	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	sqlite3 *db = NULL;
 
 	flags |= SQLITE_OPEN_NOMUTEX; /* each connection is owned by one thread */
-	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, flags, db_vfs(writable, synchronous)) != SQLITE_OK) {
 		log_warnx("cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
 		sqlite3_close(db);
 		return ERR_DB;

@@ -23,6 +23,13 @@
  */
 int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out);
 
+/*
+ * With on, later db_open() calls for a writer with synchronous "full" use
+ * the WAL-buffering VFS (walbuf.h); off (the default) opens every
+ * connection with SQLite's own.  Call before any thread opens the database.
+ */
+void db_use_wal_buffer(bool on);
+
 /* Closes db.  NULL-safe. */
 void db_close(sqlite3 *db);
 

@@ -146,6 +146,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 
 	if (nquery > STORED_MAX_QUERY_THREADS)
 		nquery = STORED_MAX_QUERY_THREADS;
+	db_use_wal_buffer(s->cfg.db_wal_buffer != 0);
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
