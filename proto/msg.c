@@ -53,6 +53,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_POLICY] = "policy",
 	[MSG_EVENT_RESULTS] = "event_results",
 	[MSG_BUNDLE] = "bundle",
+	[MSG_QUERY_LAST] = "query_last",
 };
 
 const char *msg_type_name(int type)
@@ -716,41 +717,89 @@ void msg_sub_open_release(struct msg_sub_open *m)
 
 /* ---- QUERY_EVENTS ---- */
 
+/* The fields QUERY_EVENTS and QUERY_LAST share. */
+static void put_query_events(struct msg_writer *w, const struct msg_query_events *m)
+{
+	put_u64(w, m->conn_id);
+	put_u32(w, m->sub_serial);
+	put_u32(w, m->count);
+	for (uint32_t i = 0; i < m->count; i++)
+		put_view(w, &m->events[i]);
+}
+
+static void get_query_events(struct wire_reader *r, struct msg_query_events *m)
+{
+	uint32_t n;
+
+	m->conn_id = wire_get_u64(r);
+	m->sub_serial = wire_get_u32(r);
+	n = get_count(r, STR_MIN);
+	m->events = reader_alloc(r, n, sizeof(*m->events));
+	for (uint32_t i = 0; m->events && i < n; i++)
+		m->events[i] = get_view(r);
+	m->count = m->events ? n : 0;
+}
+
 int msg_encode_query_events(struct buf *out, const struct msg_header *h,
 			    const struct msg_query_events *m)
 {
 	struct msg_writer w;
 
 	writer_begin(&w, out, h, MSG_QUERY_EVENTS);
-	put_u64(&w, m->conn_id);
-	put_u32(&w, m->sub_serial);
-	put_u32(&w, m->count);
-	for (uint32_t i = 0; i < m->count; i++)
-		put_view(&w, &m->events[i]);
+	put_query_events(&w, m);
 	return writer_end(&w);
 }
 
 int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m)
 {
 	struct wire_reader r;
-	uint32_t n;
 	int err;
 
 	memset(m, 0, sizeof(*m));
 	wire_reader_init(&r, body, len);
-	m->conn_id = wire_get_u64(&r);
-	m->sub_serial = wire_get_u32(&r);
-	n = get_count(&r, STR_MIN);
-	m->events = reader_alloc(&r, n, sizeof(*m->events));
-	for (uint32_t i = 0; m->events && i < n; i++)
-		m->events[i] = get_view(&r);
-	m->count = m->events ? n : 0;
+	get_query_events(&r, m);
 	err = wire_finish(&r);
 	if (err) {
 		msg_query_events_release(m);
 		memset(m, 0, sizeof(*m));
 	}
 	return err;
+}
+
+/* ---- QUERY_LAST ---- */
+
+int msg_encode_query_last(struct buf *out, const struct msg_header *h,
+			  const struct msg_query_last *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_QUERY_LAST);
+	put_query_events(&w, &m->events);
+	put_u64(&w, m->max_seq);
+	return writer_end(&w);
+}
+
+int msg_decode_query_last(const void *body, size_t len, struct msg_query_last *m)
+{
+	struct wire_reader r;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	get_query_events(&r, &m->events);
+	m->max_seq = wire_get_u64(&r);
+	err = wire_finish(&r);
+	if (err) {
+		msg_query_last_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_query_last_release(struct msg_query_last *m)
+{
+	if (m)
+		msg_query_events_release(&m->events);
 }
 
 void msg_query_events_release(struct msg_query_events *m)

@@ -10,7 +10,8 @@
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
  *                   stored (PUSH, dials once the worker's HELLO names its
  *                   boot id) -> relayd (PULL, listens).  Replies: HELLO_ACK,
- *                   EVENT_RESULT, EVENT_RESULTS (a commit's), QUERY_EVENTS (zero or more), QUERY_DONE,
+ *                   EVENT_RESULT, EVENT_RESULTS (a commit's), QUERY_EVENTS (zero or more) then
+ *                   QUERY_LAST (or QUERY_DONE when the query failed),
  *                   COUNT_RESULT, MANAGE_RESULT.  Not the REP socket: raw
  *                   REP drops a reply whenever the pipe's two-message queue
  *                   is full (a commit answers hundreds at once), while PUSH
@@ -76,6 +77,7 @@ enum msg_type {
 	MSG_POLICY = 17,
 	MSG_EVENT_RESULTS = 18,
 	MSG_BUNDLE = 19,
+	MSG_QUERY_LAST = 20,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -186,6 +188,15 @@ struct msg_query_done {
 	uint64_t max_seq; /* the commit seq the subscription was registered at:
 			     later events arrive live */
 	struct msg_str message;
+};
+
+/* QUERY_LAST: the last chunk of a subscription's stored events (it may be
+ * empty) together with its EOSE: what QUERY_EVENTS then QUERY_DONE (status
+ * EOSE) would say, in one hand-off, which is all most REQs need.  A query
+ * that fails still ends with QUERY_DONE (CLOSED). */
+struct msg_query_last {
+	struct msg_query_events events;
+	uint64_t max_seq; /* as in QUERY_DONE */
 };
 
 /* SUB_CLOSE: the client sent CLOSE. */
@@ -300,6 +311,8 @@ int msg_encode_query_events(struct buf *out, const struct msg_header *h,
 			    const struct msg_query_events *m);
 int msg_encode_query_done(struct buf *out, const struct msg_header *h,
 			  const struct msg_query_done *m);
+int msg_encode_query_last(struct buf *out, const struct msg_header *h,
+			  const struct msg_query_last *m);
 int msg_encode_sub_close(struct buf *out, const struct msg_header *h, const struct msg_sub_close *m);
 int msg_encode_conn_closed(struct buf *out, const struct msg_header *h,
 			   const struct msg_conn_closed *m);
@@ -336,6 +349,7 @@ int msg_decode_bundle(const void *body, size_t len, struct msg_bundle *m);
 int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m);
 int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m);
 int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m);
+int msg_decode_query_last(const void *body, size_t len, struct msg_query_last *m);
 int msg_decode_sub_close(const void *body, size_t len, struct msg_sub_close *m);
 int msg_decode_conn_closed(const void *body, size_t len, struct msg_conn_closed *m);
 int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m);
@@ -351,6 +365,7 @@ int msg_decode_count_result(const void *body, size_t len, struct msg_count_resul
 void msg_event_store_release(struct msg_event_store *m);
 void msg_sub_open_release(struct msg_sub_open *m);
 void msg_query_events_release(struct msg_query_events *m);
+void msg_query_last_release(struct msg_query_last *m);
 void msg_event_results_release(struct msg_event_results *m);
 void msg_bundle_release(struct msg_bundle *m);
 void msg_deliver_release(struct msg_deliver *m);

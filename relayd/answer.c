@@ -77,6 +77,26 @@ static struct sub *answer_querying_sub(struct relayd *r, uint64_t conn_id, uint3
 	return s;
 }
 
+/* Sends a chunk of stored events to a subscription waiting for them.
+ * Returns 0, or -1 when the connection could take no more (and is closing). */
+static int answer_stored_events(struct relayd *r, struct conn *c, struct sub *s,
+				const struct msg_query_events *m)
+{
+	for (uint32_t i = 0; i < m->count; i++) {
+		size_t n;
+		char *frame;
+
+		if (s->restricted && !private_visible(relayd_cfg(r), m->events[i].ptr,
+						      m->events[i].len, (const uint8_t(*)[32])s->viewers,
+						      s->nviewers))
+			continue;
+		frame = reply_event(s->id, s->id_len, m->events[i].ptr, m->events[i].len, &n);
+		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
+			return -1;
+	}
+	return 0;
+}
+
 static void answer_query_events(struct relayd *r, const void *body, size_t len)
 {
 	struct msg_query_events m;
@@ -86,18 +106,8 @@ static void answer_query_events(struct relayd *r, const void *body, size_t len)
 	if (msg_decode_query_events(body, len, &m))
 		return;
 	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
-	for (uint32_t i = 0; s && i < m.count; i++) {
-		size_t n;
-		char *frame;
-
-		if (s->restricted && !private_visible(relayd_cfg(r), m.events[i].ptr, m.events[i].len,
-						      (const uint8_t(*)[32])s->viewers, s->nviewers))
-			continue;
-		frame = reply_event(s->id, s->id_len, m.events[i].ptr, m.events[i].len, &n);
-
-		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
-			break;
-	}
+	if (s)
+		answer_stored_events(r, c, s, &m);
 	msg_query_events_release(&m);
 }
 
@@ -118,6 +128,24 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 	outq_splice(&c->out, &s->held);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
+}
+
+/* The last chunk and the EOSE in one message: the same as QUERY_EVENTS then
+ * QUERY_DONE (EOSE). */
+static void answer_query_last(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_query_last m;
+	struct conn *c;
+	struct sub *s;
+
+	if (msg_decode_query_last(body, len, &m))
+		return;
+	s = answer_querying_sub(r, m.events.conn_id, m.events.sub_serial, &c);
+	if (s) {
+		answer_stored_events(r, c, s, &m.events);
+		answer_go_live(r, c, s, m.max_seq);
+	}
+	msg_query_last_release(&m);
 }
 
 static void answer_query_done(struct relayd *r, const void *body, size_t len)
@@ -203,6 +231,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_EVENT_RESULTS: answer_event_results(r, body, len); break;
 	case MSG_QUERY_EVENTS: answer_query_events(r, body, len); break;
 	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
+	case MSG_QUERY_LAST: answer_query_last(r, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
 	case MSG_COUNT_RESULT: answer_count_result(r, body, len); break;
 	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;

@@ -4,7 +4,8 @@
  *
  * EVENT_RESULT becomes the client's OK (if it is still waiting: a late
  * answer after a timeout is dropped, since the client already had
- * `OK false error:`).  QUERY_EVENTS become EVENT frames, QUERY_DONE becomes
+ * `OK false error:`).  QUERY_EVENTS become EVENT frames; QUERY_LAST too, then
+ * EOSE as QUERY_DONE (EOSE) does; QUERY_DONE becomes
  * EOSE (then any live events held back meanwhile) or CLOSED.  A DELIVER is
  * shared by all its targets: one copy of the event, a small head per
  * recipient.

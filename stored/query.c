@@ -67,20 +67,32 @@ static int query_seen_insert(struct query_worker *q, int64_t seq)
 	return 1;
 }
 
-static void query_flush(struct query_worker *q, const struct query_job *job)
+/* Sends the pending chunk: as QUERY_EVENTS, or with last as QUERY_LAST,
+ * which also ends the history (even with no events pending). */
+static void query_send_chunk(struct query_worker *q, const struct query_job *job, bool last)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_QUERY_EVENTS, job->to.worker, job->to.request_id };
-	struct msg_query_events m = { job->conn_id, job->sub_serial, q->nevents, q->events };
+	struct msg_header h = { PROTO_VERSION, last ? MSG_QUERY_LAST : MSG_QUERY_EVENTS,
+				job->to.worker, job->to.request_id };
+	struct msg_query_last m = { { job->conn_id, job->sub_serial, q->nevents, q->events },
+				    (uint64_t)job->max_seq };
+	int rc;
 
-	if (q->nevents == 0)
+	if (q->nevents == 0 && !last)
 		return;
 	buf_reset(&q->out);
-	if (msg_encode_query_events(&q->out, &h, &m) == 0)
+	rc = last ? msg_encode_query_last(&q->out, &h, &m)
+		  : msg_encode_query_events(&q->out, &h, &m.events);
+	if (rc == 0)
 		reply_send(q->s, &job->to, q->out.data, q->out.len);
 	for (uint32_t i = 0; i < q->nevents; i++)
 		free((char *)q->events[i].ptr);
 	q->nevents = 0;
 	q->bytes = 0;
+}
+
+static void query_flush(struct query_worker *q, const struct query_job *job)
+{
+	query_send_chunk(q, job, false);
 }
 
 static int query_add(struct query_worker *q, const struct query_job *job, const char *json, int len)
@@ -136,13 +148,14 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 static const char query_too_long[] =
 	"error: the query took too long; narrow the filter (fewer values, a since, a limit)";
 
-static void query_done(struct query_worker *q, const struct query_job *job, int failed)
+/* A history that failed ends with QUERY_DONE (CLOSED) and why; one that
+ * succeeded ends with QUERY_LAST (query_send_chunk). */
+static void query_fail(struct query_worker *q, const struct query_job *job)
 {
 	const char *why = q->timed_out ? query_too_long : "error: the query failed";
 	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, job->to.worker, job->to.request_id };
-	struct msg_query_done d = { job->conn_id, job->sub_serial,
-				    failed ? MSG_QUERY_CLOSED : MSG_QUERY_EOSE, (uint64_t)job->max_seq,
-				    { failed ? why : "", failed ? (uint32_t)strlen(why) : 0 } };
+	struct msg_query_done d = { job->conn_id, job->sub_serial, MSG_QUERY_CLOSED,
+				    (uint64_t)job->max_seq, { why, (uint32_t)strlen(why) } };
 
 	buf_reset(&q->out);
 	if (msg_encode_query_done(&q->out, &h, &d) == 0)
@@ -257,8 +270,12 @@ static void query_history(struct query_worker *q, struct query_job *job)
 
 	for (uint32_t i = 0; i < job->nfilters && !failed; i++)
 		failed = query_filter(q, job, &job->filters[i]);
-	query_flush(q, job);
-	query_done(q, job, failed);
+	if (failed) {
+		query_flush(q, job);
+		query_fail(q, job);
+	} else {
+		query_send_chunk(q, job, true);
+	}
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 

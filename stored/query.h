@@ -5,7 +5,8 @@
  * the writer or each other).  A query_job runs each of its filters, skips
  * events already sent for an earlier filter, and streams the rows back as
  * QUERY_EVENTS chunks (bounded in bytes, so no reply exceeds nng's receive
- * limit) followed by QUERY_DONE.
+ * limit), the last of them as QUERY_LAST, which carries the EOSE too; a
+ * query that fails ends with QUERY_DONE (CLOSED) instead.
  */
 #ifndef STORED_QUERY_H
 #define STORED_QUERY_H

@@ -52,6 +52,7 @@ ROUND_TRIP(bundle, msg_bundle_release(&m))
 ROUND_TRIP(sub_open, msg_sub_open_release(&m))
 ROUND_TRIP(query_events, msg_query_events_release(&m))
 ROUND_TRIP(query_done, (void)0)
+ROUND_TRIP(query_last, msg_query_last_release(&m))
 ROUND_TRIP(sub_close, (void)0)
 ROUND_TRIP(conn_closed, (void)0)
 ROUND_TRIP(deliver, msg_deliver_release(&m))
@@ -73,6 +74,7 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_SUB_OPEN] = round_trip_sub_open,
 	[MSG_QUERY_EVENTS] = round_trip_query_events,
 	[MSG_QUERY_DONE] = round_trip_query_done,
+	[MSG_QUERY_LAST] = round_trip_query_last,
 	[MSG_SUB_CLOSE] = round_trip_sub_close,
 	[MSG_CONN_CLOSED] = round_trip_conn_closed,
 	[MSG_DELIVER] = round_trip_deliver,

@@ -236,6 +236,12 @@ static const struct msg_query_events query_events_sample = {
 };
 static const struct msg_query_events query_events_bare = { .conn_id = 3, .sub_serial = 4 };
 
+static const struct msg_query_last query_last_sample = {
+	.events = { .conn_id = UINT64_MAX, .sub_serial = 9, .count = 3, .events = query_jsons },
+	.max_seq = 0x0102030405060708ULL,
+};
+static const struct msg_query_last query_last_bare = { .events = { .conn_id = 1 }, .max_seq = 0 };
+
 static const struct msg_query_done query_done_sample = {
 	.conn_id = 12, .sub_serial = UINT32_MAX, .status = MSG_QUERY_CLOSED, .max_seq = 0,
 	.message = { "error: too slow", 15 },
@@ -475,6 +481,29 @@ static int query_events_decode(const uint8_t *body, size_t len, const void *want
 	}
 	msg_query_events_release(&m);
 	msg_query_events_release(&m);
+	return 0;
+}
+
+static int query_last_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_query_last *w = want;
+	struct msg_query_last m;
+	int err = msg_decode_query_last(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.events.events);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.events.conn_id, w->events.conn_id);
+		ck_assert_uint_eq(m.events.sub_serial, w->events.sub_serial);
+		ck_assert_uint_eq(m.events.count, w->events.count);
+		for (uint32_t i = 0; i < w->events.count; i++)
+			assert_msg_str(m.events.events[i], w->events.events[i], body, len);
+		ck_assert_uint_eq(m.max_seq, w->max_seq);
+	}
+	msg_query_last_release(&m);
+	msg_query_last_release(&m);
 	return 0;
 }
 
@@ -731,6 +760,11 @@ static int query_events_encode(struct buf *out, const void *m)
 	return msg_encode_query_events(out, &sample_header, m);
 }
 
+static int query_last_encode(struct buf *out, const void *m)
+{
+	return msg_encode_query_last(out, &sample_header, m);
+}
+
 static int query_done_encode(struct buf *out, const void *m)
 {
 	return msg_encode_query_done(out, &sample_header, m);
@@ -797,6 +831,9 @@ static const struct msg_case cases[] = {
 	  &query_events_sample },
 	{ "query_events bare", MSG_QUERY_EVENTS, query_events_encode, query_events_decode,
 	  &query_events_bare },
+	{ "query_last", MSG_QUERY_LAST, query_last_encode, query_last_decode, &query_last_sample },
+	{ "query_last bare", MSG_QUERY_LAST, query_last_encode, query_last_decode,
+	  &query_last_bare },
 	{ "query_done", MSG_QUERY_DONE, query_done_encode, query_done_decode, &query_done_sample },
 	{ "query_done eose", MSG_QUERY_DONE, query_done_encode, query_done_decode,
 	  &query_done_eose },
