@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 	}
 	struct checkpointer *cp = NULL;
 	if (checkpoint_thread) {
-		if (!(cp = checkpointer_start(path, sync)))
+		if (!(cp = checkpointer_start(path, sync, 0)))
 			return 1;
 		sqlite3_wal_hook(db, note_wal_pages, NULL);
 	}

@@ -80,6 +80,9 @@ static const struct config_key config_keys[] = {
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
 	U32(db_wal_buffer, "storage", "1", 0, 1,
 	    "1: write each commit's WAL pages in a few large writes (with db_synchronous = full)"),
+	U32(writer_nice, "storage", "10", 0, 19,
+	    "nice value of stored's writer and checkpoint threads, so the threads that answer"
+	    " clients go first when the CPU is short (0: same priority)"),
 	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
 	U32(expire_interval, "storage", "60", 1, 86400,
 	    "seconds between removals of expired events from disk (NIP-40)"),

@@ -7,6 +7,7 @@
 
 #include "../common/log.h"
 #include "db.h"
+#include "prio.h"
 
 /* Pages the WAL grows by between two checkpoints (about 16 MiB).  A page
  * changed by many commits is copied once per checkpoint, so fewer, larger
@@ -24,12 +25,14 @@ struct checkpointer {
 	bool poked, stop;
 	atomic_ulong runs;
 	int poked_at; /* the WAL's size at the last poke (writer's thread only) */
+	int nice;     /* the thread's nice value (prio.h) */
 };
 
 static void *checkpointer_main(void *arg)
 {
 	struct checkpointer *cp = arg;
 
+	prio_set_this_thread(cp->nice);
 	pthread_mutex_lock(&cp->lock);
 	for (;;) {
 		while (!cp->poked && !cp->stop)
@@ -50,12 +53,13 @@ static void *checkpointer_main(void *arg)
 	return NULL;
 }
 
-struct checkpointer *checkpointer_start(const char *path, const char *synchronous)
+struct checkpointer *checkpointer_start(const char *path, const char *synchronous, int nice)
 {
 	struct checkpointer *cp = calloc(1, sizeof(*cp));
 
 	if (!cp)
 		return NULL;
+	cp->nice = nice;
 	pthread_mutex_init(&cp->lock, NULL);
 	pthread_cond_init(&cp->wake, NULL);
 	/* A writable connection: a checkpoint writes the database file.  It

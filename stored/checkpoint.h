@@ -19,8 +19,9 @@
 
 struct checkpointer;
 
-/* Opens its own connection to path and starts the thread, or NULL. */
-struct checkpointer *checkpointer_start(const char *path, const char *synchronous);
+/* Opens its own connection to path and starts the thread, which runs at
+ * nice value nice (prio.h; 0: the caller's), or NULL. */
+struct checkpointer *checkpointer_start(const char *path, const char *synchronous, int nice);
 
 /*
  * Called by the writer after each commit with the WAL's size in pages.

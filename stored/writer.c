@@ -14,6 +14,7 @@
 #include "ingest.h"
 #include "jobs.h"
 #include "maint.h"
+#include "prio.h"
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
@@ -359,6 +360,7 @@ static void *writer_main(void *arg)
 	struct writer *w = arg;
 	size_t n;
 
+	prio_set_this_thread((int)w->s->cfg.writer_nice);
 	for (;;) {
 		n = writer_collect(w);
 		if (n) {
@@ -400,7 +402,8 @@ int writer_start(struct stored *s, pthread_t *thread)
 		writer_free(w);
 		return ERR_DB;
 	}
-	w->checkpointer = checkpointer_start(s->db_path, s->cfg.db_synchronous);
+	w->checkpointer =
+	    checkpointer_start(s->db_path, s->cfg.db_synchronous, (int)s->cfg.writer_nice);
 	if (w->checkpointer)
 		sqlite3_wal_hook(w->db, writer_wal_hook, w);
 	else

@@ -84,7 +84,7 @@ static void wait_runs(struct checkpointer *cp, unsigned long n)
 
 START_TEST(quiet_below_threshold)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 	long before = db_file_size();
 
 	ck_assert_ptr_nonnull(cp);
@@ -102,7 +102,7 @@ END_TEST
 
 START_TEST(wakes_and_copies)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 
 	ck_assert_ptr_nonnull(cp);
 	while (wal_pages < 4200) {
@@ -119,7 +119,7 @@ END_TEST
 
 START_TEST(hard_bound_lets_the_wal_restart)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 	bool asked = false;
 
 	ck_assert_ptr_nonnull(cp);
@@ -148,7 +148,7 @@ END_TEST
 
 START_TEST(stop_idle)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal");
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 
 	ck_assert_ptr_nonnull(cp);
 	ck_assert_uint_eq(checkpointer_runs(cp), 0);

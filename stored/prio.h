@@ -1,0 +1,25 @@
+/*
+ * prio.h - lowering the CPU priority of stored's batch threads.
+ *
+ * The writer and the checkpoint thread do throughput work that batching
+ * absorbs: a commit that starts a millisecond later holds a few more
+ * events.  The threads that answer clients (rpc, broadcaster, queries) and
+ * relayd's loops wait for a CPU behind them when the machine is saturated,
+ * which is what a bystander's latency measures (bench/RESULTS.md, "writer
+ * priority").  Linux keeps a nice value per thread, so a thread can lower
+ * its own without touching the rest of the process.
+ */
+#ifndef STORED_PRIO_H
+#define STORED_PRIO_H
+
+/*
+ * Sets the calling thread's nice value to nice (0..19; 0 leaves it as it
+ * is).  Threads it creates afterwards inherit it.  Returns 0, or ERR_IO
+ * (logged; the thread keeps running at its old priority).
+ */
+int prio_set_this_thread(int nice);
+
+/* The calling thread's nice value. */
+int prio_of_this_thread(void);
+
+#endif
