@@ -77,10 +77,10 @@ static struct sub *answer_querying_sub(struct relayd *r, uint64_t conn_id, uint3
 	return s;
 }
 
-/* Sends a chunk of stored events to a subscription waiting for them.
- * Returns 0, or -1 when the connection could take no more (and is closing). */
-static int answer_stored_events(struct relayd *r, struct conn *c, struct sub *s,
-				const struct msg_query_events *m)
+/* Sends a chunk of stored events to a subscription waiting for them; stops
+ * at the first one the connection cannot take (it is closing then). */
+static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s,
+				 const struct msg_query_events *m)
 {
 	for (uint32_t i = 0; i < m->count; i++) {
 		size_t n;
@@ -92,9 +92,8 @@ static int answer_stored_events(struct relayd *r, struct conn *c, struct sub *s,
 			continue;
 		frame = reply_event(s->id, s->id_len, m->events[i].ptr, m->events[i].len, &n);
 		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
-			return -1;
+			return;
 	}
-	return 0;
 }
 
 static void answer_query_events(struct relayd *r, const void *body, size_t len)
