@@ -128,12 +128,16 @@ clean:
 # Its objects always build with -Werror.
 # build/bench/storebench drives stored's write path alone (no sockets).
 # build/bench/idxbench compares an owner thread with a striped subscription index.
-BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c,$(wildcard bench/*.c))
+# build/bench/nngping measures one round trip over nng IPC alone.
+BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c,\
+	$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
-$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c): CFLAGS += -Werror
+$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c): \
+	CFLAGS += -Werror
 
 .PHONY: bench
-bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench
+bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench \
+	$(BUILD)/bench/nngping
 
 $(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -144,6 +148,10 @@ $(BUILD)/bench/storebench: $(call obj,bench/storebench.c bench/evfile.c) $(STORE
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c bench/idxwork.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench/nngping: $(call obj,bench/nngping.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -1,0 +1,122 @@
+/*
+ * nngping.c - what one message hop over nng IPC costs on this machine.
+ *
+ * The relay's floor for a REQ is two such hops (relayd -> stored and back)
+ * plus the threads on each side.  This measures the hop alone: a PUSH/PULL
+ * pair each way over ipc:// between two threads of one process, the shape
+ * relayd and stored use (requests on one channel, replies on another), one
+ * message in flight, and prints the round trip's percentiles.
+ *
+ *   nngping [--count N] [--size BYTES]
+ */
+#include <getopt.h>
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+#include <nng/protocol/pipeline0/push.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct echo {
+	nng_socket in, out;
+	int count;
+};
+
+/* The "stored" side: every message straight back on the other channel. */
+static void *echo_main(void *arg)
+{
+	struct echo *e = arg;
+
+	for (int i = 0; i < e->count; i++) {
+		nng_msg *m;
+
+		if (nng_recvmsg(e->in, &m, 0) || nng_sendmsg(e->out, m, 0))
+			return NULL;
+	}
+	return NULL;
+}
+
+static int open_pair(nng_socket *pull, nng_socket *push, const char *url)
+{
+	return nng_pull0_open(pull) || nng_listen(*pull, url, NULL, 0) || nng_push0_open(push) ||
+	       nng_dial(*push, url, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = { { "count", required_argument, NULL, 'c' },
+					      { "size", required_argument, NULL, 's' },
+					      { NULL, 0, NULL, 0 } };
+	int count = 20000, size = 100, c;
+	char url_a[128], url_b[128];
+	nng_socket a_pull, a_push, b_pull, b_push;
+	struct echo e;
+	pthread_t t;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'c')
+			count = atoi(optarg);
+		else if (c == 's')
+			size = atoi(optarg);
+		else
+			return 2;
+	}
+	if (count < 100 || size < 1) {
+		fprintf(stderr, "usage: nngping [--count N>=100] [--size BYTES]\n");
+		return 2;
+	}
+	snprintf(url_a, sizeof(url_a), "ipc:///tmp/nngping-%d-a.ipc", (int)getpid());
+	snprintf(url_b, sizeof(url_b), "ipc:///tmp/nngping-%d-b.ipc", (int)getpid());
+	if (open_pair(&a_pull, &a_push, url_a) || open_pair(&b_pull, &b_push, url_b)) {
+		fprintf(stderr, "nngping: cannot open the sockets\n");
+		return 1;
+	}
+	e = (struct echo){ a_pull, b_push, count };
+	pthread_create(&t, NULL, echo_main, &e);
+
+	double *rtt = calloc((size_t)count, sizeof(*rtt));
+	char *payload = calloc(1, (size_t)size);
+	for (int i = 0; i < count; i++) {
+		double t0 = now_us();
+		nng_msg *m;
+
+		if (nng_msg_alloc(&m, 0) || nng_msg_append(m, payload, (size_t)size) ||
+		    nng_sendmsg(a_push, m, 0) || nng_recvmsg(b_pull, &m, 0)) {
+			fprintf(stderr, "nngping: round trip %d failed\n", i);
+			return 1;
+		}
+		nng_msg_free(m);
+		rtt[i] = now_us() - t0;
+	}
+	pthread_join(t, NULL);
+	qsort(rtt, (size_t)count, sizeof(*rtt), compare_doubles);
+	printf("RESULT mode=nngping count=%d size=%d rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f "
+	       "rtt_max_us=%.1f\n",
+	       count, size, rtt[count / 2], rtt[count * 9 / 10], rtt[count * 99 / 100],
+	       rtt[count - 1]);
+	nng_close(a_pull);
+	nng_close(a_push);
+	nng_close(b_pull);
+	nng_close(b_push);
+	free(rtt);
+	free(payload);
+	return 0;
+}
