@@ -226,8 +226,8 @@ int main(int argc, char **argv)
 			return 1;
 		sqlite3_wal_hook(db, note_wal_pages, NULL);
 	}
-	/* After the checkpointer opened its connection: db_open() creates any
-	 * missing schema object, so an index dropped before it would be back. */
+	/* After every connection is open, so nothing runs against a schema
+	 * that is still being set up. */
 	for (int i = 0; i < nextra; i++) {
 		if (sqlite3_exec(db, extra_sql[i], NULL, NULL, NULL) != SQLITE_OK) {
 			fprintf(stderr, "storebench: %s: %s\n", extra_sql[i], sqlite3_errmsg(db));

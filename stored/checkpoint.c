@@ -65,7 +65,7 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
 	/* A writable connection: a checkpoint writes the database file.  It
 	 * never writes a transaction, so it does not contend for the write
 	 * lock. */
-	if (db_open(path, true, synchronous, &cp->db) ||
+	if (db_open_checkpointer(path, synchronous, &cp->db) ||
 	    pthread_create(&cp->thread, NULL, checkpointer_main, cp)) {
 		db_close(cp->db);
 		free(cp);

@@ -113,20 +113,49 @@ static const char *db_vfs(bool writable, const char *synchronous)
 	return walbuf_register() == 0 ? WALBUF_VFS_NAME : NULL;
 }
 
-int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out)
+/* A connection with the settings every one shares, or NULL (logged). */
+static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 {
-	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	sqlite3 *db = NULL;
 
 	flags |= SQLITE_OPEN_NOMUTEX; /* each connection is owned by one thread */
-	if (sqlite3_open_v2(path, &db, flags, db_vfs(writable, synchronous)) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, flags, vfs) != SQLITE_OK) {
 		log_warnx("cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, 5000);
+	if (db_exec(db, "PRAGMA cache_size=-32768")) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out)
+{
+	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+	sqlite3 *db = db_connect(path, flags, db_vfs(writable, synchronous));
+
+	if (!db)
+		return ERR_DB;
+	if (writable && db_prepare_writer(db, synchronous)) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}
-	sqlite3_busy_timeout(db, 5000);
-	if (db_exec(db, "PRAGMA cache_size=-32768") ||
-	    (writable && db_prepare_writer(db, synchronous))) {
+	*out = db;
+	return 0;
+}
+
+int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **out)
+{
+	char pragma[64];
+	sqlite3 *db = db_connect(path, SQLITE_OPEN_READWRITE, NULL);
+
+	if (!db)
+		return ERR_DB;
+	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
+	if (db_exec(db, pragma)) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}

@@ -24,6 +24,14 @@
 int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out);
 
 /*
+ * Opens the existing database at path for checkpoints only: read-write with
+ * synchronous (the checkpoint syncs the database file), SQLite's own VFS
+ * (it writes no WAL frames), and no schema statements, which belong to the
+ * writer's connection.  Returns 0 with *out set, or ERR_DB (logged).
+ */
+int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **out);
+
+/*
  * With on, later db_open() calls for a writer with synchronous "full" use
  * the WAL-buffering VFS (walbuf.h); off (the default) opens every
  * connection with SQLite's own.  Call before any thread opens the database.

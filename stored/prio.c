@@ -1,7 +1,6 @@
 /* prio.c - per-thread nice values (see prio.h). */
 #include "prio.h"
 
-#include <errno.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,6 +28,5 @@ int prio_set_this_thread(int nice)
 
 int prio_of_this_thread(void)
 {
-	errno = 0;
 	return getpriority(PRIO_PROCESS, prio_this_tid());
 }

@@ -90,17 +90,12 @@ static void query_send_chunk(struct query_worker *q, const struct query_job *job
 	q->bytes = 0;
 }
 
-static void query_flush(struct query_worker *q, const struct query_job *job)
-{
-	query_send_chunk(q, job, false);
-}
-
 static int query_add(struct query_worker *q, const struct query_job *job, const char *json, int len)
 {
 	char *copy;
 
 	if (q->nevents == q->cap || q->bytes + (size_t)len > QUERY_CHUNK_BYTES)
-		query_flush(q, job);
+		query_send_chunk(q, job, false);
 	copy = malloc((size_t)len);
 	if (!copy)
 		return ERR_NOMEM;
@@ -271,7 +266,7 @@ static void query_history(struct query_worker *q, struct query_job *job)
 	for (uint32_t i = 0; i < job->nfilters && !failed; i++)
 		failed = query_filter(q, job, &job->filters[i]);
 	if (failed) {
-		query_flush(q, job);
+		query_send_chunk(q, job, false);
 		query_fail(q, job);
 	} else {
 		query_send_chunk(q, job, true);

@@ -198,6 +198,25 @@ START_TEST(test_page_size)
 }
 END_TEST
 
+/* The checkpoint thread's connection runs no schema statements: an index
+ * the writer's connection dropped stays dropped (a writable db_open()
+ * would create it again), and synchronous is set. */
+START_TEST(test_checkpointer_leaves_schema)
+{
+	sqlite3 *db = open_writer("full"), *cp = NULL;
+	const char *count_sql = "SELECT count(*) FROM sqlite_master WHERE name = 'tags_value'";
+
+	ck_assert_int_eq(testdb_int(db, count_sql), 1);
+	ck_assert_int_eq(sqlite3_exec(db, "DROP INDEX tags_value", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(db_open_checkpointer(db_path, "normal", &cp), 0);
+	ck_assert_int_eq(testdb_int(cp, "PRAGMA synchronous"), 1);
+	ck_assert_int_eq(testdb_int(db, count_sql), 0);
+	ck_assert_int_eq(testdb_int(cp, count_sql), 0);
+	db_close(cp);
+	db_close(db);
+}
+END_TEST
+
 static const struct {
 	const char *mode;
 	int value;
@@ -360,6 +379,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_reopen_keeps_rows);
 	tcase_add_test(tc, test_wal_mode);
 	tcase_add_test(tc, test_page_size);
+	tcase_add_test(tc, test_checkpointer_leaves_schema);
 	tcase_add_loop_test(tc, test_synchronous, 0,
 			    (int)(sizeof(sync_modes) / sizeof(sync_modes[0])));
 	tcase_add_test(tc, test_counts);
