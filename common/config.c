@@ -57,6 +57,9 @@ static const struct config_key config_keys[] = {
 	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
 	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
 	    "bytes queued to one slow client before it is dropped"),
+	U32(max_queued_messages, "limits", "64", 2, 100000,
+	    "messages one connection may have waiting for its worker's threads; past it the"
+	    " worker stops reading from it until half are handled"),
 	U32(max_connections_per_ip, "limits", "500", 0, 1000000,
 	    "open connections one address may have on one worker (0: no limit)"),
 	U32(events_per_second, "limits", "50", 0, 1000000,
@@ -90,6 +93,9 @@ static const struct config_key config_keys[] = {
 	    "drop old events: KINDS:DAYS rules separated by ';', e.g. 7,6:30;*:3650 (empty: keep all)"),
 	U32(verify_threads, "workers", "1", 0, 64,
 	    "threads per relayd that parse and verify (0: on the event loop, for comparison only)"),
+	U32(express_lane, "workers", "1", 0, 1,
+	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
+	    " so they do not wait for signature checks"),
 	STR(auth_required, "access", "no",
 	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
 	STR(private_kinds, "access", "",

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <openssl/sha.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,9 @@ struct auth_entry {
 };
 
 struct auth_table {
+	/* A lane's two threads (fairq.h) use it, never for the same
+	 * connection at once; the lock keeps the buckets whole. */
+	pthread_mutex_t lock;
 	struct auth_entry *bucket[AUTH_BUCKETS];
 };
 
@@ -85,7 +89,11 @@ const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct ev
 
 struct auth_table *auth_table_new(void)
 {
-	return calloc(1, sizeof(struct auth_table));
+	struct auth_table *t = calloc(1, sizeof(*t));
+
+	if (t)
+		pthread_mutex_init(&t->lock, NULL);
+	return t;
 }
 
 void auth_table_free(struct auth_table *t)
@@ -100,6 +108,7 @@ void auth_table_free(struct auth_table *t)
 			free(e);
 		}
 	}
+	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
 
@@ -117,58 +126,98 @@ static const struct auth_entry *auth_find(const struct auth_table *t, uint64_t c
 	return *auth_slot((struct auth_table *)t, conn_id);
 }
 
-int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
+/* Whether e holds pubkey (e may be NULL).  Caller holds the lock. */
+static bool auth_entry_has(const struct auth_entry *e, const uint8_t pubkey[32])
 {
-	struct auth_entry **p = auth_slot(t, conn_id);
-
-	if (auth_has(t, conn_id, pubkey))
-		return 0;
-	if (!*p) {
-		*p = calloc(1, sizeof(**p));
-		if (!*p)
-			return ERR_NOMEM;
-		(*p)->conn_id = conn_id;
-	}
-	if ((*p)->n == AUTH_MAX_PUBKEYS)
-		return ERR_FULL;
-	memcpy((*p)->pubkeys[(*p)->n++], pubkey, 32);
-	return 0;
-}
-
-bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
-{
-	const struct auth_entry *e = auth_find(t, conn_id);
-
 	for (uint32_t i = 0; e && i < e->n; i++)
 		if (memcmp(e->pubkeys[i], pubkey, 32) == 0)
 			return true;
 	return false;
 }
 
+static void auth_lock(const struct auth_table *t)
+{
+	pthread_mutex_lock(&((struct auth_table *)t)->lock);
+}
+
+static void auth_unlock(const struct auth_table *t)
+{
+	pthread_mutex_unlock(&((struct auth_table *)t)->lock);
+}
+
+int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
+{
+	struct auth_entry **p;
+	int rc = 0;
+
+	auth_lock(t);
+	p = auth_slot(t, conn_id);
+	if (auth_entry_has(*p, pubkey))
+		goto out;
+	if (!*p) {
+		*p = calloc(1, sizeof(**p));
+		if (!*p) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
+		(*p)->conn_id = conn_id;
+	}
+	if ((*p)->n == AUTH_MAX_PUBKEYS)
+		rc = ERR_FULL;
+	else
+		memcpy((*p)->pubkeys[(*p)->n++], pubkey, 32);
+out:
+	auth_unlock(t);
+	return rc;
+}
+
+bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
+{
+	bool has;
+
+	auth_lock(t);
+	has = auth_entry_has(auth_find(t, conn_id), pubkey);
+	auth_unlock(t);
+	return has;
+}
+
 bool auth_any(const struct auth_table *t, uint64_t conn_id)
 {
-	const struct auth_entry *e = auth_find(t, conn_id);
+	const struct auth_entry *e;
+	bool any;
 
-	return e && e->n > 0;
+	auth_lock(t);
+	e = auth_find(t, conn_id);
+	any = e && e->n > 0;
+	auth_unlock(t);
+	return any;
 }
 
 uint32_t auth_list(const struct auth_table *t, uint64_t conn_id,
 		   uint8_t out[AUTH_MAX_PUBKEYS][32])
 {
-	const struct auth_entry *e = auth_find(t, conn_id);
+	const struct auth_entry *e;
+	uint32_t n = 0;
 
-	if (!e)
-		return 0;
-	memcpy(out, e->pubkeys, (size_t)e->n * 32);
-	return e->n;
+	auth_lock(t);
+	e = auth_find(t, conn_id);
+	if (e) {
+		memcpy(out, e->pubkeys, (size_t)e->n * 32);
+		n = e->n;
+	}
+	auth_unlock(t);
+	return n;
 }
 
 void auth_forget(struct auth_table *t, uint64_t conn_id)
 {
-	struct auth_entry **p = auth_slot(t, conn_id), *e = *p;
+	struct auth_entry **p, *e;
 
-	if (!e)
-		return;
-	*p = e->next;
+	auth_lock(t);
+	p = auth_slot(t, conn_id);
+	e = *p;
+	if (e)
+		*p = e->next;
+	auth_unlock(t);
 	free(e);
 }

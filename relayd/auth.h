@@ -5,9 +5,10 @@
  * its conn_id (SHA-256, 128 bits shown as hex), so the service thread that
  * sends it and the lane that checks the answer agree without sharing state.
  * Which pubkeys a connection authenticated as lives in its lane's table:
- * a connection always uses the same lane, so each table has one owner and
- * no lock.  A connection may authenticate several pubkeys (up to
- * AUTH_MAX_PUBKEYS).
+ * a connection always uses the same lane, so a table is shared only by
+ * that lane's two threads (fairq.h), which never handle one connection at
+ * once; its lock is taken by each call and never contended for long.  A
+ * connection may authenticate several pubkeys (up to AUTH_MAX_PUBKEYS).
  */
 #ifndef RELAYD_AUTH_H
 #define RELAYD_AUTH_H
@@ -39,7 +40,8 @@ void auth_challenge(const struct relayd *r, uint64_t conn_id, char out[AUTH_CHAL
 const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct event *ev,
 		       const cJSON *obj);
 
-/* A lane's table of authenticated connections.  NULL without memory. */
+/* A lane's table of authenticated connections (thread-safe).  NULL without
+ * memory. */
 struct auth_table *auth_table_new(void);
 void auth_table_free(struct auth_table *t);
 /* Records that conn_id proved pubkey.  Returns 0, or ERR_FULL past

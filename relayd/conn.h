@@ -55,6 +55,7 @@ struct conn {
 	char ip[64];
 	struct buf rx;       /* the message being reassembled from fragments */
 	bool rx_discard;     /* the current message is over the limit */
+	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
 	struct outq out;
 	bool closing;
 	struct sub **subs;

@@ -10,8 +10,11 @@
 
 struct fairq_sender {
 	struct fairq_item *head, *tail;
-	uint32_t next; /* the next sender in the ring, or FAIRQ_NONE */
+	uint32_t next;       /* the next sender in the ring, or FAIRQ_NONE */
 	bool in_ring;
+	bool express_busy;   /* the express server is handling its item */
+	uint64_t held_epoch; /* == fairq.hold_epoch: the primary holds it */
+	uint32_t count;      /* items queued */
 };
 
 static int fairq_grow(struct fairq *q, uint32_t slot)
@@ -25,7 +28,7 @@ static int fairq_grow(struct fairq *q, uint32_t slot)
 	if (!grown)
 		return ERR_NOMEM;
 	for (uint32_t i = q->nsenders; i < n; i++)
-		grown[i] = (struct fairq_sender){ NULL, NULL, FAIRQ_NONE, false };
+		grown[i] = (struct fairq_sender){ NULL, NULL, FAIRQ_NONE, false, false, 0, 0 };
 	q->senders = grown;
 	q->nsenders = n;
 	return 0;
@@ -46,6 +49,36 @@ static void fairq_ring_append(struct fairq *q, uint32_t slot)
 	q->ring_tail[ring] = slot;
 }
 
+/* Takes slot, which follows prev (FAIRQ_NONE: it is the head), out of ring. */
+static void fairq_ring_remove(struct fairq *q, int ring, uint32_t prev, uint32_t slot)
+{
+	struct fairq_sender *s = &q->senders[slot];
+
+	if (prev == FAIRQ_NONE)
+		q->ring_head[ring] = s->next;
+	else
+		q->senders[prev].next = s->next;
+	if (q->ring_tail[ring] == slot)
+		q->ring_tail[ring] = prev;
+	s->next = FAIRQ_NONE;
+	s->in_ring = false;
+}
+
+/* Removes and returns slot's first item (it has one). */
+static struct fairq_item *fairq_take(struct fairq *q, uint32_t slot)
+{
+	struct fairq_sender *s = &q->senders[slot];
+	struct fairq_item *item = s->head;
+
+	s->head = item->next;
+	if (!s->head)
+		s->tail = NULL;
+	item->next = NULL;
+	s->count--;
+	q->count--;
+	return item;
+}
+
 int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item, bool urgent)
 {
 	struct fairq_sender *s;
@@ -60,8 +93,9 @@ int fairq_push(struct fairq *q, uint32_t slot, struct fairq_item *item, bool urg
 	else
 		s->head = item;
 	s->tail = item;
-	if (!s->in_ring)
+	if (!s->in_ring && !s->express_busy)
 		fairq_ring_append(q, slot);
+	s->count++;
 	q->count++;
 	return 0;
 }
@@ -70,26 +104,68 @@ struct fairq_item *fairq_pop(struct fairq *q)
 {
 	int ring = q->ring_head[1] != FAIRQ_NONE;
 	uint32_t slot = q->ring_head[ring];
-	struct fairq_sender *s;
 	struct fairq_item *item;
 
 	if (slot == FAIRQ_NONE)
 		return NULL;
-	s = &q->senders[slot];
-	q->ring_head[ring] = s->next;
-	if (q->ring_head[ring] == FAIRQ_NONE)
-		q->ring_tail[ring] = FAIRQ_NONE;
-	s->in_ring = false;
-	item = s->head;
-	s->head = item->next;
-	if (!s->head)
-		s->tail = NULL;
-	else
+	fairq_ring_remove(q, ring, FAIRQ_NONE, slot);
+	q->senders[slot].held_epoch = q->hold_epoch;
+	item = fairq_take(q, slot);
+	if (q->senders[slot].head)
 		fairq_ring_append(q, slot); /* its next item waits for the others
 					       of its class */
-	item->next = NULL;
-	q->count--;
 	return item;
+}
+
+void fairq_release(struct fairq *q)
+{
+	q->hold_epoch++;
+}
+
+/* The first sender of the urgent ring the primary does not hold, and the
+ * one before it (FAIRQ_NONE if it is the head); FAIRQ_NONE if none. */
+static uint32_t fairq_express_find(const struct fairq *q, uint32_t *prev)
+{
+	*prev = FAIRQ_NONE;
+	for (uint32_t slot = q->ring_head[1]; slot != FAIRQ_NONE; slot = q->senders[slot].next) {
+		if (q->senders[slot].held_epoch != q->hold_epoch)
+			return slot;
+		*prev = slot;
+	}
+	return FAIRQ_NONE;
+}
+
+struct fairq_item *fairq_pop_express(struct fairq *q, uint32_t *slot)
+{
+	uint32_t prev, found = fairq_express_find(q, &prev);
+
+	if (found == FAIRQ_NONE)
+		return NULL;
+	fairq_ring_remove(q, 1, prev, found);
+	q->senders[found].express_busy = true;
+	*slot = found;
+	return fairq_take(q, found);
+}
+
+void fairq_express_done(struct fairq *q, uint32_t slot)
+{
+	struct fairq_sender *s = &q->senders[slot];
+
+	s->express_busy = false;
+	if (s->head)
+		fairq_ring_append(q, slot);
+}
+
+bool fairq_express_ready(const struct fairq *q)
+{
+	uint32_t prev;
+
+	return fairq_express_find(q, &prev) != FAIRQ_NONE;
+}
+
+uint32_t fairq_pending(const struct fairq *q, uint32_t slot)
+{
+	return slot < q->nsenders ? q->senders[slot].count : 0;
 }
 
 void fairq_free(struct fairq *q)

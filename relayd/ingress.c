@@ -19,8 +19,10 @@
 #include "reply.h"
 #include "verbs.h"
 
-/* Messages a lane may hold before it refuses more: a client flooding one
- * lane gets NOTICEs instead of growing the worker's memory. */
+/* Messages a lane may hold before it refuses more.  One connection is not
+ * read past max_queued_messages; this bounds the lane when many connections
+ * each have that many waiting: they get NOTICEs instead of growing the
+ * worker's memory. */
 #define INGRESS_LANE_DEPTH 4096
 
 struct ingress_job {
@@ -31,16 +33,31 @@ struct ingress_job {
 	bool limited;
 };
 
+struct ingress_lane;
+
+/* One thread of a lane: the primary serves every message in turn; the
+ * express one only cheap messages of connections the primary does not
+ * hold (fairq.h). */
+struct ingress_server {
+	struct ingress_lane *lane;
+	pthread_t thread;
+	bool express;
+	bool started;
+	struct store_bundle bundle; /* this thread's own (bundle.h) */
+	struct sig_verifier *verifier;
+};
+
 struct ingress_lane {
 	struct relayd *r;
-	pthread_t thread;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	pthread_cond_t wake;         /* the primary's */
+	pthread_cond_t wake_express; /* the express server's */
 	struct fairq jobs; /* connections served in turn (fairq.h) */
 	bool stop;
-	struct store_bundle bundle; /* the lane thread's own (bundle.h) */
-	struct sig_verifier *verifier;
-	struct auth_table *auth;
+	bool has_express;
+	uint32_t pause_at; /* max_queued_messages, read once at start */
+	struct ingress_server primary, express;
+	struct auth_table *auth; /* shared by both servers (auth.h) */
 };
 
 struct ingress {
@@ -121,13 +138,15 @@ static void ingress_refuse_rate(struct ingress_lane *lane, const struct ingress_
 	}
 }
 
-static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job *job)
+static void ingress_dispatch(struct ingress_server *server, const struct ingress_job *job)
 {
+	struct ingress_lane *lane = server->lane;
 	/* data is NUL-terminated (buf_take): passing the NUL with
 	 * require_null_terminated refuses anything after the array. */
 	cJSON *msg = cJSON_ParseWithLengthOpts(job->data, job->len + 1, NULL, 1);
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
-	struct verb_ctx v = { lane->r, lane->verifier, job->conn_id, msg, 0, lane->auth, &lane->bundle };
+	struct verb_ctx v = { lane->r,	 server->verifier, job->conn_id, msg, 0, lane->auth,
+			      &server->bundle };
 	char why[96];
 
 	if (job->limited && cJSON_IsArray(msg)) {
@@ -144,7 +163,7 @@ static void ingress_dispatch(struct ingress_lane *lane, const struct ingress_job
 		/* Requests leave in the order the lane handles them: only a run
 		 * of EVENTs waits in the bundle. */
 		if (strcmp(verb->valuestring, "EVENT") != 0)
-			bundle_flush(lane->r, &lane->bundle);
+			bundle_flush(lane->r, &server->bundle);
 		for (size_t i = 0; i < sizeof(verb_table) / sizeof(verb_table[0]); i++) {
 			if (strcmp(verb->valuestring, verb_table[i].name) == 0) {
 				verb_table[i].handler(&v);
@@ -184,53 +203,122 @@ static bool ingress_is_cheap(const char *data, size_t len)
 	return !(len - i >= 6 && memcmp(data + i, "\"AUTH\"", 6) == 0);
 }
 
-/* Queues job behind its connection's earlier ones and wakes the lane.
- * Called with the lane's lock held (so cheap is judged before taking it). */
+/* Queues job behind its connection's earlier ones and wakes a server: the
+ * express one for cheap work (if the primary holds the connection, the
+ * primary is busy and will come to it), else the primary.  Called with the
+ * lane's lock held (so cheap is judged before taking it). */
 static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job, bool cheap)
 {
 	/* The connection's slot (conn.h: the id's low 32 bits). */
 	if (fairq_push(&lane->jobs, (uint32_t)(job->conn_id & 0xffffffffu), &job->link, cheap))
 		return ERR_NOMEM;
-	pthread_cond_signal(&lane->wake);
+	pthread_cond_signal(cheap && lane->has_express ? &lane->wake_express : &lane->wake);
 	return 0;
 }
 
-/* The next job; before waiting for one, sends the run of events it holds
- * (only the lane thread touches its bundle). */
-static struct ingress_job *ingress_next(struct ingress_lane *lane)
+/* Called with the lane's lock held after a job of conn_id was taken: when
+ * its connection's backlog falls to half the pause mark, its reads may
+ * resume (the service thread ignores this unless it paused them). */
+static void ingress_after_pop(struct ingress_lane *lane, const struct ingress_job *job)
 {
+	uint32_t slot = (uint32_t)(job->conn_id & 0xffffffffu);
+	struct mail *m;
+
+	if (fairq_pending(&lane->jobs, slot) != lane->pause_at / 2)
+		return;
+	m = mail_new(MAIL_RESUME, job->conn_id);
+	if (m)
+		mailbox_post(lane->r->mailbox, m);
+}
+
+/*
+ * The primary's next job.  With an empty bundle it holds nothing of any
+ * connection's, so every connection may go to the express server again;
+ * before waiting it sends the run of events it holds.  NULL when stopping.
+ */
+static struct ingress_job *ingress_next(struct ingress_server *server)
+{
+	struct ingress_lane *lane = server->lane;
 	struct ingress_job *job = NULL;
 
 	pthread_mutex_lock(&lane->lock);
-	while (!lane->jobs.count && !lane->stop) {
-		if (lane->bundle.count) {
+	while (!lane->stop) {
+		if (!server->bundle.count) {
+			fairq_release(&lane->jobs);
+			if (lane->has_express && fairq_express_ready(&lane->jobs))
+				pthread_cond_signal(&lane->wake_express);
+		}
+		job = (struct ingress_job *)fairq_pop(&lane->jobs);
+		if (job) {
+			ingress_after_pop(lane, job);
+			break;
+		}
+		if (server->bundle.count) {
 			pthread_mutex_unlock(&lane->lock);
-			bundle_flush(lane->r, &lane->bundle);
+			bundle_flush(lane->r, &server->bundle);
 			pthread_mutex_lock(&lane->lock);
 			continue;
 		}
 		pthread_cond_wait(&lane->wake, &lane->lock);
 	}
-	if (!lane->stop)
-		job = (struct ingress_job *)fairq_pop(&lane->jobs);
 	pthread_mutex_unlock(&lane->lock);
 	return job;
 }
 
+/* The express server's next job, its connection's slot in *slot. */
+static struct ingress_job *ingress_next_express(struct ingress_lane *lane, uint32_t *slot)
+{
+	struct ingress_job *job = NULL;
+
+	pthread_mutex_lock(&lane->lock);
+	while (!lane->stop && !(job = (struct ingress_job *)fairq_pop_express(&lane->jobs, slot)))
+		pthread_cond_wait(&lane->wake_express, &lane->lock);
+	if (job)
+		ingress_after_pop(lane, job);
+	pthread_mutex_unlock(&lane->lock);
+	return job;
+}
+
+/* Handles one job and frees it. */
+static void ingress_run(struct ingress_server *server, struct ingress_job *job)
+{
+	if (job->data)
+		ingress_dispatch(server, job);
+	else
+		auth_forget(server->lane->auth, job->conn_id); /* the connection closed */
+	free(job->data);
+	free(job);
+}
+
 static void *ingress_main(void *arg)
 {
-	struct ingress_lane *lane = arg;
+	struct ingress_server *server = arg;
 	struct ingress_job *job;
 
-	while ((job = ingress_next(lane))) {
-		if (job->data)
-			ingress_dispatch(lane, job);
-		else
-			auth_forget(lane->auth, job->conn_id); /* the connection closed */
-		free(job->data);
-		free(job);
+	while ((job = ingress_next(server)))
+		ingress_run(server, job);
+	bundle_flush(server->lane->r, &server->bundle); /* stopping: send or fail what is left */
+	return NULL;
+}
+
+static void *ingress_express_main(void *arg)
+{
+	struct ingress_server *server = arg;
+	struct ingress_lane *lane = server->lane;
+	struct ingress_job *job;
+	uint32_t slot;
+
+	while ((job = ingress_next_express(lane, &slot))) {
+		ingress_run(server, job);
+		/* Only a cheap-looking message whose verb was spelled with JSON
+		 * escapes fills it; it leaves before the connection's next one. */
+		bundle_flush(lane->r, &server->bundle);
+		pthread_mutex_lock(&lane->lock);
+		fairq_express_done(&lane->jobs, slot);
+		if (lane->jobs.count)
+			pthread_cond_signal(&lane->wake); /* its next may be the primary's */
+		pthread_mutex_unlock(&lane->lock);
 	}
-	bundle_flush(lane->r, &lane->bundle); /* stopping: send or fail what is left */
 	return NULL;
 }
 
@@ -253,18 +341,20 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 	pthread_mutex_unlock(&lane->lock);
 }
 
-int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited)
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
+		   bool *pause)
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
 	struct ingress_job *job;
 	bool cheap;
 	int rc = 0;
 
+	*pause = false;
 	if (in->inline_mode) {
 		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
 
-		ingress_dispatch(lane, &now);
-		bundle_flush(lane->r, &lane->bundle);
+		ingress_dispatch(&lane->primary, &now);
+		bundle_flush(lane->r, &lane->primary.bundle);
 		free(data);
 		return 0;
 	}
@@ -281,12 +371,34 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		rc = ERR_FULL;
 	else
 		rc = ingress_queue(lane, job, cheap);
+	if (!rc)
+		*pause = fairq_pending(&lane->jobs, (uint32_t)(conn_id & 0xffffffffu)) >=
+			 lane->pause_at;
 	pthread_mutex_unlock(&lane->lock);
 	if (rc) {
 		free(data);
 		free(job);
 	}
 	return rc;
+}
+
+/* Sets up a server of lane (its thread starts later). */
+static void ingress_server_init(struct ingress_lane *lane, struct ingress_server *server,
+				bool express)
+{
+	server->lane = lane;
+	server->express = express;
+	server->verifier = sig_verifier_new();
+	if (!server->verifier)
+		fatalx("cannot start an ingress lane: no memory");
+}
+
+static void ingress_server_start(struct ingress_server *server)
+{
+	if (pthread_create(&server->thread, NULL,
+			   server->express ? ingress_express_main : ingress_main, server))
+		fatalx("cannot start an ingress thread");
+	server->started = true;
 }
 
 struct ingress *ingress_start(struct relayd *r)
@@ -307,15 +419,29 @@ struct ingress *ingress_start(struct relayd *r)
 		lane->jobs = (struct fairq)FAIRQ_INIT;
 		pthread_mutex_init(&lane->lock, NULL);
 		pthread_cond_init(&lane->wake, NULL);
-		lane->verifier = sig_verifier_new();
+		pthread_cond_init(&lane->wake_express, NULL);
+		lane->has_express = !in->inline_mode && relayd_cfg(r)->express_lane;
+		lane->pause_at = relayd_cfg(r)->max_queued_messages;
+		ingress_server_init(lane, &lane->primary, false);
+		if (lane->has_express)
+			ingress_server_init(lane, &lane->express, true);
 		lane->auth = auth_table_new();
-		if (!lane->verifier || !lane->auth)
+		if (!lane->auth)
 			fatalx("cannot start ingress lane %u", i);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (pthread_create(&in->lanes[i].thread, NULL, ingress_main, &in->lanes[i]))
-			fatalx("cannot start ingress lane %u", i);
+	for (uint32_t i = 0; i < n; i++) {
+		ingress_server_start(&in->lanes[i].primary);
+		if (in->lanes[i].has_express)
+			ingress_server_start(&in->lanes[i].express);
+	}
 	return in;
+}
+
+static void ingress_server_stop(struct ingress_server *server)
+{
+	if (server->started)
+		pthread_join(server->thread, NULL);
+	sig_verifier_free(server->verifier);
 }
 
 void ingress_stop(struct ingress *in)
@@ -326,19 +452,19 @@ void ingress_stop(struct ingress *in)
 		struct ingress_lane *lane = &in->lanes[i];
 		struct ingress_job *job;
 
-		if (!in->inline_mode) {
-			pthread_mutex_lock(&lane->lock);
-			lane->stop = true;
-			pthread_cond_signal(&lane->wake);
-			pthread_mutex_unlock(&lane->lock);
-			pthread_join(lane->thread, NULL);
-		}
+		pthread_mutex_lock(&lane->lock);
+		lane->stop = true;
+		pthread_cond_broadcast(&lane->wake);
+		pthread_cond_broadcast(&lane->wake_express);
+		pthread_mutex_unlock(&lane->lock);
+		ingress_server_stop(&lane->primary);
+		if (lane->has_express)
+			ingress_server_stop(&lane->express);
 		while ((job = (struct ingress_job *)fairq_pop(&lane->jobs))) {
 			free(job->data);
 			free(job);
 		}
 		fairq_free(&lane->jobs);
-		sig_verifier_free(lane->verifier);
 		auth_table_free(lane->auth);
 	}
 	free(in->lanes);

@@ -26,9 +26,13 @@ void ingress_stop(struct ingress *in);
  * Queues one complete client message, taking data (malloc'ed, len bytes
  * followed by a NUL, as buf_take() returns).  limited: the sender's address
  * is over its rate; the lane answers "rate-limited:" instead of acting.
+ * *pause is set when the connection now has max_queued_messages waiting:
+ * the caller should stop reading from it until a MAIL_RESUME for conn_id,
+ * which the lane posts once half of them are handled.
  * Returns 0, or ERR_FULL when the lane is saturated (data freed).
  */
-int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited);
+int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
+		   bool *pause);
 
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */

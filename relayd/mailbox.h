@@ -29,6 +29,7 @@ enum mail_kind {
 	MAIL_LINK_UP,       /* a pipe to stored appeared */
 	MAIL_LINK_DOWN,     /* the pipe to stored went away */
 	MAIL_RELOAD,        /* SIGHUP: read the config file again */
+	MAIL_RESUME,        /* conn_id's lane has room again: read from it */
 };
 
 struct mail {

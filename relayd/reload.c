@@ -26,6 +26,10 @@ static void reload_keep_restart_keys(const struct config *old, struct config *ne
 		{ "data_dir", next->data_dir, old->data_dir, sizeof(next->data_dir) },
 		{ "verify_threads", &next->verify_threads, &old->verify_threads,
 		  sizeof(next->verify_threads) },
+		{ "max_queued_messages", &next->max_queued_messages, &old->max_queued_messages,
+		  sizeof(next->max_queued_messages) },
+		{ "express_lane", &next->express_lane, &old->express_lane,
+		  sizeof(next->express_lane) },
 		{ "max_message_bytes", &next->max_message_bytes, &old->max_message_bytes,
 		  sizeof(next->max_message_bytes) },
 	};

@@ -146,6 +146,16 @@ static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
 	conn_sub_remove(c, s);
 }
 
+static void mail_resume(struct relayd *r, struct conn *c, struct mail *m)
+{
+	(void)r;
+	(void)m;
+	if (!c->rx_paused)
+		return;
+	c->rx_paused = false;
+	lws_rx_flow_control(c->wsi, 1);
+}
+
 static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
 	int64_t deadline = service_now_ms() + relayd_cfg(r)->store_timeout_ms;
@@ -233,6 +243,7 @@ static const conn_mail_fn conn_mail_handlers[] = {
 	[MAIL_SUB_CLOSE] = mail_sub_close,
 	[MAIL_EVENT_PENDING] = mail_event_pending,
 	[MAIL_EVENT_FAILED] = mail_event_failed,
+	[MAIL_RESUME] = mail_resume,
 };
 
 static void service_handle(struct relayd *r, struct mail *m)

@@ -101,6 +101,7 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 	int kind = ws_rate_kind(data, len);
 	bool limited = kind >= 0 && !iplimit_take(r->iplimit, c->ip, (enum iplimit_kind)kind,
 						  service_now_ms());
+	bool pause;
 
 	atomic_fetch_add(&r->stats.messages_in, 1);
 	if (limited) {
@@ -111,8 +112,14 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 			return -1;
 		}
 	}
-	if (ingress_submit(r->ingress, c->id, data, len, limited))
+	if (ingress_submit(r->ingress, c->id, data, len, limited, &pause))
 		ws_notice(r, c, "rate-limited: too many messages in flight, slow down");
+	else if (pause && !c->rx_paused) {
+		/* TCP pushes back on a client that sends faster than its lane
+		 * handles; others sharing the lane are not refused for it. */
+		c->rx_paused = true;
+		lws_rx_flow_control(c->wsi, 0);
+	}
 	return 0;
 }
 

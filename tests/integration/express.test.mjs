@@ -1,0 +1,121 @@
+/*
+ * express.test.mjs - the express thread of an ingress lane (express_lane,
+ * relayd/fairq.h): it answers cheap messages while the lane's first thread
+ * checks another client's flood of signatures, and it never takes a
+ * connection's message before that connection's earlier ones are done:
+ *   - AUTH then REQ sent back to back (auth_required = reads) while another
+ *     connection floods EVENTs into the same lane: every REQ is served as
+ *     authenticated (a REQ run before its AUTH would be CLOSED
+ *     "auth-required:");
+ *   - REQ then CLOSE back to back during the flood: nothing is delivered
+ *     for the closed subscription afterwards;
+ *   - a connection sending far more than its lane can take at once is
+ *     paused (max_queued_messages), not refused: each of its EVENTs is
+ *     answered, no NOTICE, and another connection's EVENT is stored meanwhile;
+ *   - with express_lane = 0 the same sequences work on one thread.
+ * One worker with one lane, so the flood and the probes share it.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { useRelay, until } from './lib/relay.mjs';
+import { keypair, signed, now, broken } from './lib/client.mjs';
+
+const TRIALS = 40;
+const FLOOD_CHUNK = 400;
+
+/* Keeps conn busy sending EVENTs whose signatures must be checked (and
+ * fail: no storage work) until stop() is called. */
+function flood(conn) {
+  const bad = JSON.stringify(['EVENT', broken.badSig(signed(keypair().sk, { content: 'flood' }))]);
+  let running = true;
+  const timer = setInterval(() => {
+    if (!running || conn.ws.bufferedAmount > 1 << 20)
+      return;
+    for (let i = 0; i < FLOOD_CHUNK; i++)
+      conn.send(bad);
+    conn.take(); /* the OK false answers are not needed */
+  }, 5);
+  return () => { running = false; clearInterval(timer); };
+}
+
+async function authEventFor(relay, c, kp) {
+  await until(() => c.challenge !== null, { timeout: 3000, what: 'an AUTH challenge' });
+  return signed(kp.sk, {
+    kind: 22242, created_at: now(),
+    tags: [['relay', relay.url], ['challenge', c.challenge]],
+  });
+}
+
+function suite(expressLane) {
+  describe(`express_lane = ${expressLane}`, () => {
+    const relay = useRelay({
+      workers: 1,
+      config: { auth_required: 'reads', verify_threads: 1, express_lane: expressLane },
+    });
+
+    it('AUTH then REQ back to back during a flood: the REQ always sees the AUTH', async () => {
+      const stop = flood(await relay.connect());
+      try {
+        for (let t = 0; t < TRIALS; t++) {
+          const c = await relay.connect();
+          const auth = await authEventFor(relay, c, keypair());
+          c.send(['AUTH', auth]);
+          c.send(['REQ', 'after-auth', { kinds: [1], limit: 1 }]);
+          const r = await c.collect('after-auth', { timeout: 10000 });
+          assert.equal(r.closed, null, `trial ${t}: the REQ ran before its AUTH`);
+          assert.equal(r.eose, true);
+          assert.equal((await c.okFor(auth.id)).ok, true);
+          await c.end();
+        }
+      } finally {
+        stop();
+      }
+    });
+
+    it('a connection far ahead of its lane is paused, not refused', async () => {
+      const burst = 6000; /* more than a lane holds (4096) */
+      const c = await relay.connect();
+      const bad = broken.badSig(signed(keypair().sk, { content: 'burst' }));
+      const text = JSON.stringify(['EVENT', bad]);
+      for (let i = 0; i < burst; i++)
+        c.send(text);
+      const other = await relay.connect();
+      await other.mustPublish(signed(keypair().sk, { content: 'meanwhile' }));
+      let answered = 0;
+      await until(() => {
+        answered += c.take((f) => f[0] === 'OK' && f[1] === bad.id && f[2] === false).length;
+        return answered === burst;
+      }, { timeout: 20000, what: `${burst} OK false answers` });
+      assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
+    });
+
+    it('REQ then CLOSE back to back during a flood: nothing arrives after the CLOSE', async () => {
+      const kp = keypair();
+      const publisher = await relay.connect();
+      const watcher = await relay.connect();
+      const auth = await authEventFor(relay, watcher, kp);
+      watcher.send(['AUTH', auth]);
+      assert.equal((await watcher.okFor(auth.id)).ok, true);
+      const stop = flood(await relay.connect());
+      try {
+        for (let t = 0; t < 10; t++) {
+          watcher.send(['REQ', `s${t}`, { authors: [kp.pk], kinds: [1] }]);
+          watcher.closeSub(`s${t}`);
+        }
+        /* A REQ after them, answered in order, shows the CLOSEs were
+         * handled; it stays open, and one delivery carries an event to all
+         * of a connection's matching subscriptions at once. */
+        assert.equal((await watcher.req('control', { authors: [kp.pk], kinds: [1] })).eose, true);
+        const ev = await publisher.mustPublish(signed(kp.sk, { content: 'after close' }));
+        await watcher.liveEvent('control', ev.id);
+        const late = watcher.take((f) => f[0] === 'EVENT' && /^s\d+$/.test(f[1]));
+        assert.deepEqual(late, [], 'a closed subscription got an event');
+      } finally {
+        stop();
+      }
+    });
+  });
+}
+
+suite(1);
+suite(0);
