@@ -96,6 +96,9 @@ static const struct config_key config_keys[] = {
 	U32(express_lane, "workers", "1", 0, 1,
 	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
 	    " so they do not wait for signature checks"),
+	U32(verify_nice, "workers", "0", 0, 19,
+	    "nice value of the threads that check signatures, so the express threads and the"
+	    " loop go first when the CPU is short (0: same priority)"),
 	STR(auth_required, "access", "no",
 	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
 	STR(private_kinds, "access", "",

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "../common/event_sig.h"
 #include "../common/hex.h"
 #include "../common/log.h"
+#include "../common/prio.h"
 #include "auth.h"
 #include "bundle.h"
 #include "fairq.h"
@@ -43,6 +45,7 @@ struct ingress_server {
 	pthread_t thread;
 	bool express;
 	bool started;
+	char name[16]; /* the thread's name (15 characters and a NUL) */
 	struct store_bundle bundle; /* this thread's own (bundle.h) */
 	struct sig_verifier *verifier;
 };
@@ -295,6 +298,7 @@ static void *ingress_main(void *arg)
 	struct ingress_server *server = arg;
 	struct ingress_job *job;
 
+	prio_set_this_thread((int)relayd_cfg(server->lane->r)->verify_nice);
 	while ((job = ingress_next(server)))
 		ingress_run(server, job);
 	bundle_flush(server->lane->r, &server->bundle); /* stopping: send or fail what is left */
@@ -382,12 +386,15 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	return rc;
 }
 
-/* Sets up a server of lane (its thread starts later). */
-static void ingress_server_init(struct ingress_lane *lane, struct ingress_server *server,
-				bool express)
+/* Sets up a server of lane number i (its thread starts later). */
+static void ingress_server_init(struct ingress_lane *lane, uint32_t i,
+				struct ingress_server *server, bool express)
 {
 	server->lane = lane;
 	server->express = express;
+	/* Named for top -H and perf: "lane0", "express0", ... */
+	snprintf(server->name, sizeof(server->name), "%s%u", express ? "express" : "lane",
+		 i % 1000); /* verify_threads <= 64 */
 	server->verifier = sig_verifier_new();
 	if (!server->verifier)
 		fatalx("cannot start an ingress lane: no memory");
@@ -398,6 +405,7 @@ static void ingress_server_start(struct ingress_server *server)
 	if (pthread_create(&server->thread, NULL,
 			   server->express ? ingress_express_main : ingress_main, server))
 		fatalx("cannot start an ingress thread");
+	pthread_setname_np(server->thread, server->name);
 	server->started = true;
 }
 
@@ -422,9 +430,9 @@ struct ingress *ingress_start(struct relayd *r)
 		pthread_cond_init(&lane->wake_express, NULL);
 		lane->has_express = !in->inline_mode && relayd_cfg(r)->express_lane;
 		lane->pause_at = relayd_cfg(r)->max_queued_messages;
-		ingress_server_init(lane, &lane->primary, false);
+		ingress_server_init(lane, i, &lane->primary, false);
 		if (lane->has_express)
-			ingress_server_init(lane, &lane->express, true);
+			ingress_server_init(lane, i, &lane->express, true);
 		lane->auth = auth_table_new();
 		if (!lane->auth)
 			fatalx("cannot start ingress lane %u", i);

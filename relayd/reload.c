@@ -28,6 +28,7 @@ static void reload_keep_restart_keys(const struct config *old, struct config *ne
 		  sizeof(next->verify_threads) },
 		{ "max_queued_messages", &next->max_queued_messages, &old->max_queued_messages,
 		  sizeof(next->max_queued_messages) },
+		{ "verify_nice", &next->verify_nice, &old->verify_nice, sizeof(next->verify_nice) },
 		{ "express_lane", &next->express_lane, &old->express_lane,
 		  sizeof(next->express_lane) },
 		{ "max_message_bytes", &next->max_message_bytes, &old->max_message_bytes,

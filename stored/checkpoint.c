@@ -7,7 +7,7 @@
 
 #include "../common/log.h"
 #include "db.h"
-#include "prio.h"
+#include "../common/prio.h"
 
 /* Pages the WAL grows by between two checkpoints (about 16 MiB).  A page
  * changed by many commits is copied once per checkpoint, so fewer, larger

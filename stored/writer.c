@@ -14,7 +14,7 @@
 #include "ingest.h"
 #include "jobs.h"
 #include "maint.h"
-#include "prio.h"
+#include "../common/prio.h"
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"

@@ -12,11 +12,14 @@
  *   - a connection sending far more than its lane can take at once is
  *     paused (max_queued_messages), not refused: each of its EVENTs is
  *     answered, no NOTICE, and another connection's EVENT is stored meanwhile;
- *   - with express_lane = 0 the same sequences work on one thread.
+ *   - with express_lane = 0 the same sequences work on one thread;
+ *   - verify_nice lowers the priority of the lane threads ("lane0") only,
+ *     not of the express thread ("express0") or the rest of the worker.
  * One worker with one lane, so the flood and the probes share it.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { useRelay, until } from './lib/relay.mjs';
 import { keypair, signed, now, broken } from './lib/client.mjs';
 
@@ -119,3 +122,28 @@ function suite(expressLane) {
 
 suite(1);
 suite(0);
+
+/* name -> nice value of each thread of pid (proc(5): stat field 19). */
+function threadNices(pid) {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out[name] = Number(fields[16]);
+  }
+  return out;
+}
+
+describe('verify_nice = 7', () => {
+  const relay = useRelay({ workers: 1, config: { verify_threads: 2, verify_nice: 7 } });
+
+  it('lowers the lane threads only', () => {
+    const nices = threadNices(relay.pid(1));
+    assert.equal(nices.lane0, 7);
+    assert.equal(nices.lane1, 7);
+    assert.equal(nices.express0, 0);
+    assert.equal(nices.express1, 0);
+    assert.equal(nices.relayd, 0, 'the loop');
+  });
+});

@@ -1,16 +1,17 @@
 /*
- * prio.h - lowering the CPU priority of stored's batch threads.
+ * prio.h - lowering the CPU priority of throughput threads.
  *
- * The writer and the checkpoint thread do throughput work that batching
- * absorbs: a commit that starts a millisecond later holds a few more
- * events.  The threads that answer clients (rpc, broadcaster, queries) and
- * relayd's loops wait for a CPU behind them when the machine is saturated,
+ * stored's writer and checkpoint thread, and relayd's signature-checking
+ * lane threads, do work that batching absorbs: a commit that starts a
+ * millisecond later holds a few more events.  The threads that answer
+ * clients (relayd's loops and express threads, stored's rpc, broadcaster
+ * and queries) wait for a CPU behind them when the machine is saturated,
  * which is what a bystander's latency measures (bench/RESULTS.md, "writer
  * priority").  Linux keeps a nice value per thread, so a thread can lower
  * its own without touching the rest of the process.
  */
-#ifndef STORED_PRIO_H
-#define STORED_PRIO_H
+#ifndef COMMON_PRIO_H
+#define COMMON_PRIO_H
 
 /*
  * Sets the calling thread's nice value to nice (0..19; 0 leaves it as it

@@ -5,8 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../common/err.h"
-#include "../common/log.h"
+#include "err.h"
+#include "log.h"
 
 /* setpriority() with PRIO_PROCESS and a thread id acts on that thread only
  * (Linux); glibc 2.36 has gettid() but the syscall says what is meant. */

@@ -7,7 +7,7 @@
 #include <check.h>
 #include <pthread.h>
 
-#include "../../stored/prio.h"
+#include "../../common/prio.h"
 #include "../support/suite.h"
 
 struct seen {
