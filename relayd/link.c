@@ -87,6 +87,7 @@ static void *link_reply_main(void *arg)
 {
 	struct relayd *r = arg;
 
+	pthread_setname_np(pthread_self(), "link-reply"); /* for top -H, perf */
 	link_receive(r, r->reply, MAIL_RPC);
 	return NULL;
 }
@@ -95,6 +96,7 @@ static void *link_sub_main(void *arg)
 {
 	struct relayd *r = arg;
 
+	pthread_setname_np(pthread_self(), "link-sub"); /* for top -H, perf */
 	link_receive(r, r->sub, MAIL_DELIVER);
 	return NULL;
 }

@@ -86,6 +86,7 @@ static void *relayd_signals(void *arg)
 	sigset_t set;
 	int sig = 0;
 
+	pthread_setname_np(pthread_self(), "signals"); /* for top -H, perf */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);

@@ -5,6 +5,7 @@
 #include <nng/protocol/reqrep0/rep.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,7 @@ static void *admin_main(void *arg)
 	nng_msg *req;
 	int rv;
 
+	pthread_setname_np(pthread_self(), "admin"); /* for top -H, perf */
 	/* Wake at least once a second to sample the counters behind the rates. */
 	nng_socket_set_ms(a->s->admin, NNG_OPT_RECVTIMEO, 1000);
 	for (;;) {

@@ -207,6 +207,7 @@ static void *bcast_main(void *arg)
 	struct bcast *b = arg;
 	struct bcast_job *job;
 
+	pthread_setname_np(pthread_self(), "bcast"); /* for top -H, perf */
 	while ((job = queue_pop(b->s->bcast_q))) {
 		bcast_handle(b, job);
 		bcast_job_free(job);

@@ -32,6 +32,7 @@ static void *checkpointer_main(void *arg)
 {
 	struct checkpointer *cp = arg;
 
+	pthread_setname_np(pthread_self(), "checkpoint"); /* for top -H, perf */
 	prio_set_this_thread(cp->nice);
 	pthread_mutex_lock(&cp->lock);
 	for (;;) {

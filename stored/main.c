@@ -134,6 +134,7 @@ static void stored_reload(struct stored *s, const char *config_path)
 
 static void *stored_rpc_main(void *arg)
 {
+	pthread_setname_np(pthread_self(), "rpc"); /* for top -H, perf */
 	rpc_run(arg);
 	return NULL;
 }

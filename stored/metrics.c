@@ -281,6 +281,7 @@ static void *metrics_main(void *arg)
 	struct metrics *m = arg;
 	struct timespec tick = { 0, 100 * 1000000L };
 
+	pthread_setname_np(pthread_self(), "metrics"); /* for top -H, perf */
 	while (!atomic_load(&m->s->stopping)) {
 		for (int i = 0; i < 10 && !atomic_load(&m->s->stopping); i++)
 			nanosleep(&tick, NULL);

@@ -1,6 +1,7 @@
 /* query.c - history queries, one read connection per thread (see query.h). */
 #include "query.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,6 +280,7 @@ static void *query_main(void *arg)
 	struct query_worker *q = arg;
 	struct query_job *job;
 
+	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
 	while ((job = queue_pop(q->s->query_q))) {
 		query_run(q, job);
 		query_job_free(job);

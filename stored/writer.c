@@ -360,6 +360,7 @@ static void *writer_main(void *arg)
 	struct writer *w = arg;
 	size_t n;
 
+	pthread_setname_np(pthread_self(), "writer"); /* for top -H, perf */
 	prio_set_this_thread((int)w->s->cfg.writer_nice);
 	for (;;) {
 		n = writer_collect(w);
