@@ -96,7 +96,7 @@ static const struct config_key config_keys[] = {
 	U32(express_lane, "workers", "1", 0, 1,
 	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
 	    " so they do not wait for signature checks"),
-	U32(verify_nice, "workers", "10", 0, 19,
+	U32(verify_nice, "workers", "5", 0, 19,
 	    "nice value of the threads that check signatures, so the express threads and the"
 	    " loop go first when the CPU is short (0: same priority)"),
 	STR(auth_required, "access", "no",

@@ -70,7 +70,7 @@ static const struct key_case keys[] = {
 	S(db_synchronous, "full", "normal"),
 	U(verify_threads, "1", 0, 64, "3"),
 	U(express_lane, "1", 0, 1, "0"),
-	U(verify_nice, "10", 0, 19, "7"),
+	U(verify_nice, "5", 0, 19, "7"),
 	U(max_queued_messages, "64", 2, 100000, "8"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
 	S(log_level, "info", "debug"),
