@@ -118,27 +118,39 @@ void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size
 	ingress_send_text(r, conn_id, text, len);
 }
 
-/* The answer to a message over its address's rate: the protocol reply its
- * verb calls for, without doing the work. */
-static void ingress_refuse_rate(struct ingress_lane *lane, const struct ingress_job *job,
-				const cJSON *msg)
+/* The answer to a message refused without doing its work: the protocol reply
+ * its verb calls for (OK false for an EVENT or AUTH, CLOSED for a REQ or
+ * COUNT), else a NOTICE (a refused CLOSE leaves its subscription open, so
+ * it must not be answered CLOSED).  msg may be anything cJSON parsed, or
+ * NULL. */
+static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg, const char *why)
 {
-	static const char why[] = "rate-limited: slow down";
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0), *arg = cJSON_GetArrayItem(msg, 1);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(arg, "id");
+	const char *name = cJSON_IsString(verb) ? verb->valuestring : "";
 	uint8_t raw[32];
 	size_t len;
 
-	if (cJSON_IsString(verb) && !strcmp(verb->valuestring, "EVENT") && cJSON_IsString(id) &&
+	if ((!strcmp(name, "EVENT") || !strcmp(name, "AUTH")) && cJSON_IsString(id) &&
 	    !hex_decode(id->valuestring, strlen(id->valuestring), raw, 32)) {
 		char *text = reply_ok(raw, false, why, &len);
 
-		ingress_send_text(lane->r, job->conn_id, text, len);
-	} else if (cJSON_IsString(arg)) {
-		ingress_closed(lane->r, job->conn_id, arg->valuestring, strlen(arg->valuestring), why);
+		ingress_send_text(r, conn_id, text, len);
+	} else if ((!strcmp(name, "REQ") || !strcmp(name, "COUNT")) && cJSON_IsString(arg)) {
+		ingress_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
-		ingress_notice(lane->r, job->conn_id, why);
+		ingress_notice(r, conn_id, why);
 	}
+}
+
+/* A message the lane could not take: parsed here, only to answer it. */
+static void ingress_refuse_unqueued(struct relayd *r, uint64_t conn_id, const char *data,
+				    size_t len)
+{
+	cJSON *msg = cJSON_ParseWithLengthOpts(data, len + 1, NULL, 1);
+
+	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down");
+	cJSON_Delete(msg);
 }
 
 static void ingress_dispatch(struct ingress_server *server, const struct ingress_job *job)
@@ -153,7 +165,7 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 	char why[96];
 
 	if (job->limited && cJSON_IsArray(msg)) {
-		ingress_refuse_rate(lane, job, msg);
+		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down");
 	} else if (memchr(job->data, '\0', job->len)) {
 		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
 	} else if (!cJSON_IsArray(msg)) {
@@ -365,6 +377,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	/* Callers pass buffers from buf_take(), which end with a NUL past len. */
 	job = malloc(sizeof(*job));
 	if (!job) {
+		ingress_refuse_unqueued(lane->r, conn_id, data, len);
 		free(data);
 		return ERR_NOMEM;
 	}
@@ -380,6 +393,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 			 lane->pause_at;
 	pthread_mutex_unlock(&lane->lock);
 	if (rc) {
+		ingress_refuse_unqueued(lane->r, conn_id, data, len);
 		free(data);
 		free(job);
 	}

@@ -112,9 +112,9 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 			return -1;
 		}
 	}
-	if (ingress_submit(r->ingress, c->id, data, len, limited, &pause))
-		ws_notice(r, c, "rate-limited: too many messages in flight, slow down");
-	else if (pause && !c->rx_paused) {
+	/* A refused message has been answered by the ingress already. */
+	if (ingress_submit(r->ingress, c->id, data, len, limited, &pause) == 0 && pause &&
+	    !c->rx_paused) {
 		/* TCP pushes back on a client that sends faster than its lane
 		 * handles; others sharing the lane are not refused for it. */
 		c->rx_paused = true;

@@ -13,6 +13,9 @@
  *     paused (max_queued_messages), not refused: each of its EVENTs is
  *     answered, no NOTICE, and another connection's EVENT is stored meanwhile;
  *   - with express_lane = 0 the same sequences work on one thread;
+ *   - with the per-connection pause set out of reach, a burst that fills
+ *     the lane (4,096 messages) is still answered EVENT by EVENT: the ones
+ *     the lane could not take get OK false "rate-limited:", none is lost;
  *   - verify_nice lowers the priority of the lane threads ("lane0") only,
  *     not of the express thread ("express0") or the rest of the worker.
  * One worker with one lane, so the flood and the probes share it.
@@ -122,6 +125,29 @@ function suite(expressLane) {
 
 suite(1);
 suite(0);
+
+describe('a full lane', () => {
+  const relay = useRelay({ workers: 1, config: { verify_threads: 1, max_queued_messages: 100000 } });
+
+  it('answers each EVENT it could not take with OK false "rate-limited:"', async () => {
+    const burst = 12000;
+    const c = await relay.connect();
+    const bad = broken.badSig(signed(keypair().sk, { content: 'overflow' }));
+    const text = JSON.stringify(['EVENT', bad]);
+    for (let i = 0; i < burst; i++)
+      c.send(text);
+    const answers = [];
+    await until(() => {
+      answers.push(...c.take((f) => f[0] === 'OK' && f[1] === bad.id));
+      return answers.length === burst;
+    }, { timeout: 30000, what: () => `${burst} OK answers (have ${answers.length})` });
+    const limited = answers.filter((f) => f[2] === false && /^rate-limited: /.test(f[3]));
+    const invalid = answers.filter((f) => f[2] === false && /^invalid: /.test(f[3]));
+    assert.ok(limited.length > 0, 'the burst never filled the lane');
+    assert.equal(limited.length + invalid.length, burst);
+    assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
+  });
+});
 
 /* name -> nice value of each thread of pid (proc(5): stat field 19). */
 function threadNices(pid) {
