@@ -236,6 +236,8 @@ struct msg_worker_stats {
 	uint64_t deliver_gaps;
 	uint64_t rate_limited;
 	uint64_t conns_refused;
+	uint64_t lane_refused; /* messages a full ingress lane refused */
+	uint64_t reads_paused; /* times a connection's reads paused (max_queued_messages) */
 	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
 };
 

@@ -149,6 +149,7 @@ static void ingress_refuse_unqueued(struct relayd *r, uint64_t conn_id, const ch
 {
 	cJSON *msg = cJSON_ParseWithLengthOpts(data, len + 1, NULL, 1);
 
+	atomic_fetch_add(&r->stats.lane_refused, 1);
 	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down");
 	cJSON_Delete(msg);
 }

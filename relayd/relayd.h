@@ -41,6 +41,8 @@ struct relayd_stats {
 	atomic_uint_fast64_t stale_replies; /* replies for connections already gone */
 	atomic_uint_fast64_t rate_limited;  /* messages refused by the per-address limits */
 	atomic_uint_fast64_t conns_refused; /* connections over max_connections_per_ip */
+	atomic_uint_fast64_t lane_refused;  /* messages a full ingress lane refused */
+	atomic_uint_fast64_t reads_paused;  /* connections paused at max_queued_messages */
 };
 
 /* A NIP-86 request waiting for stored's answer (nip86.c). */

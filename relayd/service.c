@@ -299,6 +299,7 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.messages_in), atomic_load(&r->stats.messages_out),
 		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps),
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
+		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
 		r->ok_latency
 	};
 	struct buf out = BUF_INIT;

@@ -118,6 +118,7 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 		/* TCP pushes back on a client that sends faster than its lane
 		 * handles; others sharing the lane are not refused for it. */
 		c->rx_paused = true;
+		atomic_fetch_add(&r->stats.reads_paused, 1);
 		lws_rx_flow_control(c->wsi, 0);
 	}
 	return 0;

@@ -55,6 +55,8 @@ static cJSON *admin_worker(int w, const struct stored_worker_report *r, time_t n
 	admin__add_u64(item, "events_rejected", r->events_rejected);
 	admin__add_u64(item, "rate_limited", r->rate_limited);
 	admin__add_u64(item, "conns_refused", r->conns_refused);
+	admin__add_u64(item, "lane_refused", r->lane_refused);
+	admin__add_u64(item, "reads_paused", r->reads_paused);
 	admin__add_u64(item, "deliver_gaps", r->deliver_gaps);
 	return item;
 }

@@ -116,6 +116,10 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   "Messages refused by the per-address rate limits.", 0),
 	WF("relay_worker_connections_refused_total", conns_refused, "counter",
 	   "Connections refused by max_connections_per_ip.", 0),
+	WF("relay_worker_lane_refused_total", lane_refused, "counter",
+	   "Messages refused because their ingress lane was full.", 0),
+	WF("relay_worker_reads_paused_total", reads_paused, "counter",
+	   "Times a connection was not read until its lane caught up (max_queued_messages).", 0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

@@ -218,6 +218,8 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->deliver_gaps = m.deliver_gaps;
 	r->rate_limited = m.rate_limited;
 	r->conns_refused = m.conns_refused;
+	r->lane_refused = m.lane_refused;
+	r->reads_paused = m.reads_paused;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

@@ -11,11 +11,13 @@
  *     for the closed subscription afterwards;
  *   - a connection sending far more than its lane can take at once is
  *     paused (max_queued_messages), not refused: each of its EVENTs is
- *     answered, no NOTICE, and another connection's EVENT is stored meanwhile;
+ *     answered, no NOTICE, and another connection's EVENT is stored meanwhile
+ *     (relay_worker_reads_paused_total counts it, lane_refused stays 0);
  *   - with express_lane = 0 the same sequences work on one thread;
  *   - with the per-connection pause set out of reach, a burst that fills
  *     the lane (4,096 messages) is still answered EVENT by EVENT: the ones
- *     the lane could not take get OK false "rate-limited:", none is lost;
+ *     the lane could not take get OK false "rate-limited:", none is lost,
+ *     and relay_worker_lane_refused_total counts exactly those;
  *   - verify_nice lowers the priority of the lane threads ("lane0") only,
  *     not of the express thread ("express0") or the rest of the worker.
  * One worker with one lane, so the flood and the probes share it.
@@ -42,6 +44,13 @@ function flood(conn) {
     conn.take(); /* the OK false answers are not needed */
   }, 5);
   return () => { running = false; clearInterval(timer); };
+}
+
+/* Worker 1's value of a counter on /metrics (null while not reported). */
+async function workerCounter(relay, name) {
+  const text = (await relay.httpGet('/metrics')).body;
+  const m = text.match(new RegExp(`^${name}\\{worker="1"\\} (\\d+)`, 'm'));
+  return m ? Number(m[1]) : null;
 }
 
 async function authEventFor(relay, c, kp) {
@@ -93,6 +102,9 @@ function suite(expressLane) {
         return answered === burst;
       }, { timeout: 20000, what: `${burst} OK false answers` });
       assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
+      await until(async () => (await workerCounter(relay, 'relay_worker_reads_paused_total')) > 0,
+        { timeout: 5000, what: 'relay_worker_reads_paused_total above 0' });
+      assert.equal(await workerCounter(relay, 'relay_worker_lane_refused_total'), 0);
     });
 
     it('REQ then CLOSE back to back during a flood: nothing arrives after the CLOSE', async () => {
@@ -146,6 +158,9 @@ describe('a full lane', () => {
     assert.ok(limited.length > 0, 'the burst never filled the lane');
     assert.equal(limited.length + invalid.length, burst);
     assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
+    await until(async () =>
+      (await workerCounter(relay, 'relay_worker_lane_refused_total')) === limited.length,
+    { timeout: 5000, what: `relay_worker_lane_refused_total = ${limited.length}` });
   });
 });
 
