@@ -31,7 +31,7 @@ void ingress_stop(struct ingress *in);
  * which the lane posts once half of them are handled.
  * Returns 0, or ERR_FULL when the lane is saturated or ERR_NOMEM (data
  * freed; the message is answered "rate-limited:" as its verb calls for: OK
- * false for an EVENT, CLOSED for a REQ or COUNT, else a NOTICE).
+ * false for an EVENT or AUTH, CLOSED for a REQ or COUNT, else a NOTICE).
  */
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
 		   bool *pause);

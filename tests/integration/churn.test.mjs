@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import WebSocket from 'ws';
 import { useRelay, until, HOST } from './lib/relay.mjs';
+import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
 function openOne(url) {
@@ -18,10 +19,6 @@ function openOne(url) {
     ws.once('open', () => resolve(ws));
     ws.once('error', () => resolve(null));
   });
-}
-
-function sample(text, name) {
-  return text.split('\n').filter((l) => l.startsWith(name)).reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 describe('connection churn', () => {
@@ -49,7 +46,7 @@ describe('connection churn', () => {
       s.on('error', () => resolve(null));
     })));
     raw.forEach((s) => s && s.destroy());
-    await until(async () => sample((await relay.httpGet('/metrics')).body, 'relay_worker_connections{') === 0,
+    await until(async () => metricValue((await relay.httpGet('/metrics')).body, 'relay_worker_connections{') === 0,
       { timeout: 15000, interval: 500, what: 'every worker back to 0 connections' });
     const c = await relay.connect();
     const ev = signed(keypair().sk, { content: 'after the churn' });

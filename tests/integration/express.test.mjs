@@ -26,6 +26,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { useRelay, until } from './lib/relay.mjs';
+import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed, now, broken } from './lib/client.mjs';
 
 const TRIALS = 40;
@@ -46,11 +47,9 @@ function flood(conn) {
   return () => { running = false; clearInterval(timer); };
 }
 
-/* Worker 1's value of a counter on /metrics (null while not reported). */
+/* Worker 1's value of a counter on /metrics (undefined while not reported). */
 async function workerCounter(relay, name) {
-  const text = (await relay.httpGet('/metrics')).body;
-  const m = text.match(new RegExp(`^${name}\\{worker="1"\\} (\\d+)`, 'm'));
-  return m ? Number(m[1]) : null;
+  return metricValue((await relay.httpGet('/metrics')).body, `${name}{worker="1"}`);
 }
 
 async function authEventFor(relay, c, kp) {

@@ -10,12 +10,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { useRelay, until, sleep } from './lib/relay.mjs';
+import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
-
-function sample(text, name) {
-  const line = text.split('\n').find((l) => l.startsWith(name + ' ') || l.startsWith(name + '{'));
-  return line === undefined ? undefined : Number(line.split(' ').pop());
-}
 
 describe('a slow reader', () => {
   const relay = useRelay({ workers: 1, config: { max_outbound_bytes: 65536 } });
@@ -69,7 +65,7 @@ describe('a worker that falls behind stored', () => {
     let gaps;
     let nudge = 0;
     await until(async () => {
-      gaps = sample((await relay.httpGet('/metrics')).body, 'relay_worker_deliver_gaps_total{worker="2"}');
+      gaps = metricValue((await relay.httpGet('/metrics')).body, 'relay_worker_deliver_gaps_total{worker="2"}');
       if (gaps > 0) return true;
       pub.send(['EVENT', signed(kp.sk, { kind: 20001, content: `nudge${nudge++}` })]);
       return false;

@@ -6,14 +6,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { useRelay, until } from './lib/relay.mjs';
+import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
 /* The value of a sample line "name value" or "name{labels} value". */
-function sample(text, name) {
-  const line = text.split('\n').find((l) => l.startsWith(name + ' '));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
-}
-
 describe('HTTP endpoints', () => {
   const relay = useRelay({ workers: 2, config: { relay_name: 'metrics <test> relay' } });
 
@@ -25,7 +21,7 @@ describe('HTTP endpoints', () => {
     await until(async () => {
       text = (await relay.httpGet('/metrics')).body;
       /* Workers report their latencies each second; stored publishes each second. */
-      return sample(text, 'relay_events_accepted_total') >= 3 && sample(text, 'relay_ok_latency_seconds_count') >= 3;
+      return metricValue(text, 'relay_events_accepted_total') >= 3 && metricValue(text, 'relay_ok_latency_seconds_count') >= 3;
     }, { timeout: 6000, interval: 200, what: 'relay_events_accepted_total and relay_ok_latency_seconds_count >= 3' });
     for (const name of ['relay_events_accepted_total', 'relay_queries_total', 'relay_commits_total'])
       assert.match(text, new RegExp(`# TYPE ${name} counter`));
@@ -36,7 +32,7 @@ describe('HTTP endpoints', () => {
     assert.match(text, /relay_worker_connections\{worker="2"\}/);
     for (const line of text.split('\n').filter((l) => l.startsWith('# TYPE ') && l.endsWith(' counter')))
       assert.match(line, /_total counter$/, line);
-    assert.equal(sample(text, 'relay_workers_connected'), 2);
+    assert.equal(metricValue(text, 'relay_workers_connected'), 2);
   });
 
   it('/stats.json has the live figures the status page shows', async () => {
