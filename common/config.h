@@ -56,6 +56,8 @@ struct config {
 	uint32_t db_wal_buffer;   /* 0/1: stored/walbuf.h for the writer */
 	uint32_t writer_nice;     /* nice value of the writer and checkpoint threads */
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
+	uint32_t search_index_delay_ms; /* text indexed behind the events (0: in each commit) */
+	uint32_t search_index_batch;
 	uint32_t expire_interval; /* seconds between removals of expired events */
 	char retention[CONFIG_TEXT_MAX]; /* rules, see retention.h */
 	/* [workers] */

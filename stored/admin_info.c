@@ -119,6 +119,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "bad_requests", atomic_load(&st->rpc_bad));
 	admin__add_u64(o, "replies_dropped", atomic_load(&st->replies_dropped));
 	admin__add_u64(o, "write_queue", queue_length(s->write_q));
+	admin__add_u64(o, "search_index_lag", (uint64_t)search_watermark_lag(&s->search));
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
 	admin__add_u64(o, "query_queue", queue_length(s->query_q));
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));

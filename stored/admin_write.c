@@ -12,8 +12,10 @@
 #include "../common/hex.h"
 #include "../common/log.h"
 #include "admin_cmds.h"
+#include "query.h"
 #include "query_sql.h"
 #include "stored.h"
+#include "writer.h"
 
 /* Runs a writer job of kind op; *reply is set to an error if it failed.
  * Returns the job (the caller releases it) or NULL after an error. */
@@ -150,6 +152,8 @@ static cJSON *admin_delete_count(struct admin *a, const struct filter *fs, uint3
 	cJSON *reply;
 	int64_t count;
 
+	if (query_searches(a->s, fs, n))
+		writer_await_search(a->s, 0);
 	if (query_sql_prepare_count(a->db, fs, n, &scope, &st))
 		return admin__error("delete: the count failed");
 	if (sqlite3_step(st) != SQLITE_ROW) {

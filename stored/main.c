@@ -101,6 +101,8 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))
 		s->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	pthread_mutex_init(&s->workers_lock, NULL);
+	if (search_watermark_init(&s->search))
+		fatalx("cannot initialise the search watermark");
 	s->write_q = queue_new(65536);
 	s->bcast_q = queue_new(262144);
 	s->query_q = queue_new(16384);
@@ -195,6 +197,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
 	queue_free(s->query_q);
+	search_watermark_destroy(&s->search);
 	log_info("stopped");
 }
 

@@ -92,6 +92,9 @@ static void metrics_stored(struct metrics *m)
 		     (double)metrics_file_size(wal));
 	metrics_line(b, "relay_write_queue", "gauge", "Events waiting for the writer.", -1,
 		     (double)queue_length(m->s->write_q));
+	metrics_line(b, "relay_search_index_lag", "gauge",
+		     "Events stored whose text the search index does not have yet.", -1,
+		     (double)search_watermark_lag(&m->s->search));
 }
 
 struct metrics_field {

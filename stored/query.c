@@ -17,6 +17,7 @@
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
+#include "writer.h"
 
 struct query_worker {
 	struct stored *s;
@@ -244,6 +245,14 @@ static void query_observe(struct stored *s, int64_t started_us)
 	atomic_fetch_add(&s->stats.query_latency_sum_us, us);
 }
 
+bool query_searches(const struct stored *s, const struct filter *filters, uint32_t n)
+{
+	for (uint32_t i = 0; s->cfg.search && i < n; i++)
+		if (filters[i].search)
+			return true;
+	return false;
+}
+
 static void query_run(struct query_worker *q, struct query_job *job)
 {
 	struct timespec ts;
@@ -253,6 +262,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 	started = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
 	q->timed_out = false;
+	if (query_searches(q->s, job->filters, job->nfilters))
+		writer_await_search(q->s, job->max_seq == INT64_MAX ? 0 : job->max_seq);
 	if (job->count)
 		query_count(q, job);
 	else

@@ -12,8 +12,11 @@
 #define STORED_QUERY_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+struct filter;
 struct stored;
 
 /* Largest payload of one QUERY_EVENTS message (events beyond go in the next). */
@@ -21,5 +24,9 @@ struct stored;
 
 /* Starts n threads.  Returns 0 or ERR_DB / ERR_NOMEM. */
 int query_start(struct stored *s, pthread_t *threads, size_t n);
+
+/* True if any of the filters is a NIP-50 search this relay serves: it
+ * must wait for the search index first (writer_await_search). */
+bool query_searches(const struct stored *s, const struct filter *filters, uint32_t n);
 
 #endif

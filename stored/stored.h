@@ -21,6 +21,7 @@
 
 #include "../common/config.h"
 #include "../common/histo.h"
+#include "search_index.h"
 
 struct queue;
 
@@ -102,6 +103,7 @@ struct stored {
 	pthread_mutex_t workers_lock; /* guards workers[] (admin reads, rpc writes) */
 	struct stored_worker_report workers[STORED_MAX_WORKERS];
 	struct reply_channel replies[STORED_MAX_WORKERS];
+	struct search_watermark search; /* how far NIP-50's index reaches */
 	atomic_bool stopping;
 	pthread_t metrics_thread;
 };

@@ -18,11 +18,13 @@
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
+#include "search_index.h"
 
 struct writer {
 	struct stored *s;
 	sqlite3 *db;
 	struct ingest *ingest;
+	struct search_index *search; /* NULL with search = 0 */
 	struct write_job **batch;
 	enum ingest_outcome *outcome;
 	int64_t *seq;
@@ -236,6 +238,7 @@ static struct write_job *writer_wait(struct writer *w)
 {
 	int64_t interval = (int64_t)w->s->cfg.expire_interval;
 	struct write_job *job;
+	int timeout;
 
 	for (;;) {
 		int64_t now = (int64_t)time(NULL);
@@ -245,7 +248,19 @@ static struct write_job *writer_wait(struct writer *w)
 			writer_retention(w);
 			w->last_expiry = now;
 		}
-		job = queue_pop_timed(w->s->write_q, (int)(interval * 1000));
+		timeout = search_index_due_in_ms(w->search);
+		if (timeout == 0) {
+			search_index_run(w->search);
+			writer_checkpoint(w);
+			continue;
+		}
+		if (timeout < 0 || timeout > interval * 1000)
+			timeout = (int)(interval * 1000);
+		job = queue_pop_timed(w->s->write_q, timeout);
+		if (job && job->wake) {
+			write_job_free(job); /* search_index_due_in_ms() sees why */
+			continue;
+		}
 		if (job || queue_closed(w->s->write_q))
 			return job;
 	}
@@ -272,7 +287,8 @@ static size_t writer_collect(struct writer *w)
 		w->batch[n++] = job;
 		if (n == w->s->cfg.commit_batch)
 			break;
-		job = queue_pop_nowait(w->s->write_q);
+		while ((job = queue_pop_nowait(w->s->write_q)) && job->wake)
+			write_job_free(job); /* the writer is awake; searches are served below */
 	}
 	return n;
 }
@@ -289,6 +305,8 @@ static int writer_exec(struct writer *w, const char *sql)
 /* Applies a batch; returns 0 if it committed. */
 static int writer_apply(struct writer *w, size_t n)
 {
+	int64_t last = 0;
+
 	if (writer_exec(w, "BEGIN IMMEDIATE"))
 		return ERR_DB;
 	for (size_t i = 0; i < n; i++) {
@@ -304,6 +322,12 @@ static int writer_apply(struct writer *w, size_t n)
 		writer_exec(w, "ROLLBACK");
 		return ERR_DB;
 	}
+	/* Before the broadcaster hears of them: a search that may include
+	 * them then knows the index has to reach them. */
+	for (size_t i = 0; i < n; i++)
+		if (w->outcome[i] == INGEST_STORED && w->seq[i] > last)
+			last = w->seq[i];
+	search_index_committed(w->search, last);
 	return 0;
 }
 
@@ -342,6 +366,7 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 static void writer_free(struct writer *w)
 {
 	checkpointer_stop(w->checkpointer);
+	search_index_free(w->search);
 	ingest_free(w->ingest);
 	db_close(w->db);
 	free(w->batch);
@@ -366,16 +391,22 @@ static void *writer_main(void *arg)
 		n = writer_collect(w);
 		if (n) {
 			writer_finish(w, n, writer_apply(w, n) == 0);
+			/* After the batch's OKs went out, so they never wait for it. */
+			if (search_index_due_in_ms(w->search) == 0)
+				search_index_run(w->search);
 			writer_checkpoint(w);
 		}
 		if (!w->op && !n)
 			break;
 		if (w->op) {
+			/* An operator's delete may match by search. */
+			search_index_catch_up(w->search);
 			maint_run(w->db, w->op->admin);
 			write_job_free(w->op); /* wakes the admin thread */
 			w->op = NULL;
 		}
 	}
+	search_index_run(w->search); /* the next start has less to catch up */
 	writer_free(w);
 	return NULL;
 }
@@ -399,7 +430,10 @@ int writer_start(struct stored *s, pthread_t *thread)
 	if (!w->batch || !w->outcome || !w->seq || !w->why || !w->results || !w->result_to ||
 	    !w->group || !w->sent ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
-	    !(w->ingest = ingest_new(w->db, s->cfg.search))) {
+	    !(w->ingest = ingest_new(w->db, s->cfg.search && !s->cfg.search_index_delay_ms)) ||
+	    (s->cfg.search && !(w->search = search_index_new(w->db, &s->search,
+							      s->cfg.search_index_batch,
+							      s->cfg.search_index_delay_ms)))) {
 		writer_free(w);
 		return ERR_DB;
 	}
@@ -414,4 +448,28 @@ int writer_start(struct stored *s, pthread_t *thread)
 		return ERR_DB;
 	}
 	return 0;
+}
+
+/* Wakes the writer if it is waiting for work.  A full queue needs no
+ * wake-up: the writer looks at what searchers want after every batch. */
+static void writer_wake(struct stored *s)
+{
+	struct write_job *job = calloc(1, sizeof(*job));
+
+	if (!job)
+		return;
+	job->wake = true;
+	if (queue_push(s->write_q, job))
+		write_job_free(job);
+}
+
+bool writer_await_search(struct stored *s, int64_t seq)
+{
+	if (search_watermark_want(&s->search, &seq))
+		return true;
+	writer_wake(s);
+	if (search_watermark_wait(&s->search, seq, (int)s->cfg.query_time_limit_ms))
+		return true;
+	log_info("search index still short of seq %lld: searching what it has", (long long)seq);
+	return false;
 }

@@ -1,0 +1,109 @@
+/*
+ * search-index.test.mjs - NIP-50's index is written behind the events, in
+ * batches of its own (stored/search_index.h), and no search may notice:
+ *   - with the batches put off for ten minutes, an event acknowledged a
+ *     moment ago is still found by REQ, by COUNT and by relayctl's export
+ *     and delete --dry-run, because each waits for the index first;
+ *   - the admin socket's stats (and /metrics, as relay_search_index_lag)
+ *     show the events waiting, and show them gone once a search needed them;
+ *   - after a SIGKILL of stored with text not yet indexed, the restarted
+ *     stored still finds every acknowledged event, indexing them from the
+ *     database (nothing was kept only in memory).
+ * nip50.test.mjs covers what searches find with the default delay.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { itStopsCleanly, useRelay, until } from './lib/relay.mjs';
+import { keypair, signed } from './lib/client.mjs';
+import { metricValue } from './lib/metrics.mjs';
+
+function word() {
+  return 'w' + [...randomBytes(8)].map((b) => String.fromCharCode(97 + (b % 26))).join('');
+}
+
+const sorted = (ids) => [...ids].sort();
+
+describe('search index written in batches', () => {
+  /* Nothing but a search (or a restart) makes the writer index. */
+  const relay = useRelay({
+    workers: 2,
+    config: { search_index_delay_ms: 600000, search_index_batch: 1000000 },
+  });
+
+  /* Read live from the admin socket (/metrics is refreshed each second). */
+  async function lag() {
+    const r = await relay.relayctl('--json', 'stats');
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout).search_index_lag;
+  }
+
+  async function search(c, filter) {
+    const r = await c.req(`s${Math.random()}`, filter);
+    assert.equal(r.closed, null, `REQ was closed: ${r.closed}`);
+    return r.events.map((e) => e.id);
+  }
+
+  it('a search right after the OK finds the event: it waits for the index', async () => {
+    const { sk } = keypair();
+    const w = word();
+    const pub = await relay.connectTo(1);
+    const reader = await relay.connectTo(2);
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push((await pub.mustPublish(signed(sk, { content: `${w} note ${i}` }))).id);
+    assert.ok((await lag()) >= 5, 'the text was indexed before any search asked for it');
+
+    assert.deepEqual(sorted(await search(reader, { search: w })), sorted(ids));
+    assert.equal(await lag(), 0);
+    await until(async () => metricValue((await relay.httpGet('/metrics')).body, 'relay_search_index_lag') === 0,
+      { timeout: 3000, interval: 100, what: 'relay_search_index_lag 0 on /metrics' });
+
+    const more = (await pub.mustPublish(signed(sk, { content: `${w} and one more` }))).id;
+    assert.equal((await reader.count('c', { search: w })).count, 6);
+    assert.deepEqual(await search(reader, { search: `${w} more` }), [more]);
+  });
+
+  it('relayctl export and delete --dry-run wait for the index too', async () => {
+    const { sk, pk } = keypair();
+    const w = word();
+    const c = await relay.connect();
+    const ev = await c.mustPublish(signed(sk, { content: `exported ${w}` }));
+    assert.ok((await lag()) >= 1);
+    const r = await relay.relayctl('export', JSON.stringify({ search: w }));
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n').filter((l) => l.length > 0);
+    assert.deepEqual(lines.map((l) => JSON.parse(l).id), [ev.id]);
+
+    const later = await c.mustPublish(signed(sk, { content: `counted ${w}` }));
+    const dry = await relay.relayctl('--json', 'delete', JSON.stringify({ search: w, authors: [pk] }), '--dry-run');
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.deepEqual(JSON.parse(dry.stdout), { dry_run: true, matched: 2 });
+    assert.ok(later.id);
+  });
+
+  it('text not yet indexed when stored is killed is indexed after its restart', async () => {
+    const { sk } = keypair();
+    const w = word();
+    const pub = await relay.connect();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await pub.mustPublish(signed(sk, { content: `${w} before the crash ${i}` }))).id);
+    assert.ok((await lag()) >= 3);
+
+    const exit = await relay.kill('stored', 'SIGKILL');
+    assert.equal(exit.signal, 'SIGKILL');
+    await relay.restartStored();
+    /* The restarted writer finds them unindexed in the database. */
+    await until(async () => (await lag().catch(() => undefined)) >= 3,
+      { timeout: 5000, interval: 100, what: 'the restarted stored to report its backlog' });
+
+    const reader = await relay.connect();
+    await until(async () => {
+      const r = await reader.req(`s${Math.random()}`, { search: w });
+      return r.closed === null && r.events.length === 3;
+    }, { timeout: 5000, interval: 100, what: 'a search to find the events after the restart' });
+    assert.deepEqual(sorted(await search(reader, { search: w })), sorted(ids));
+    assert.equal(await lag(), 0);
+  });
+
+  itStopsCleanly(relay);
+});
