@@ -9,9 +9,15 @@
  * without the rest of the relay in the measurement (the "commit batch size"
  * row of the design comparison in bench/RESULTS.md).
  *
- *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
- *              [--dir D] [--sql S]... [--checkpoint thread|inline]
+ *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1|2]
+ *              [--search-batch N] [--dir D] [--sql S]... [--checkpoint thread|inline]
  *              [--page-size N] [--wal-buffer 0|1]
+ *
+ * --search 1 indexes each event's text inside its commit (stored's
+ * search_index_delay_ms = 0); 2 indexes it afterwards in transactions of
+ * its own, once --search-batch events (default 4096) wait, as stored's
+ * writer does by default (stored/search_index.h); the time that takes is
+ * part of the measurement.
  *
  * --checkpoint thread (stored's way: stored/checkpoint.h) copies the WAL
  * back on another thread; inline leaves it to SQLite's automatic checkpoint
@@ -34,6 +40,7 @@
 #include "../stored/checkpoint.h"
 #include "../stored/db.h"
 #include "../stored/ingest.h"
+#include "../stored/search_index.h"
 #include "../stored/walbuf.h"
 #include "evfile.h"
 
@@ -107,9 +114,14 @@ static void report_slice(sqlite3 *db, size_t done, size_t events, double *t_last
 	*c_last = c;
 }
 
+/* --search 2: the full-text index written behind the commits. */
+static struct search_index *search_behind;
+
 static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
 	       size_t n, size_t batch, size_t *stored)
 {
+	int64_t last_seq = 0;
+
 	size_t slice = n / 10 > batch ? n / 10 : batch, next_report = slice, last_report = 0;
 	double t_last = now_seconds(), c_last = cpu_seconds();
 
@@ -126,8 +138,14 @@ static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct e
 			if (o == INGEST_FAILED)
 				return -1;
 			*stored += o == INGEST_STORED;
+			if (o == INGEST_STORED)
+				last_seq = seq;
 		}
 		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			return -1;
+		search_index_committed(search_behind, last_seq);
+		if ((search_index_due_in_ms(search_behind) == 0 || end == n) &&
+		    search_index_catch_up(search_behind))
 			return -1;
 		after_commit(db, cp);
 		if (end >= next_report || end == n) {
@@ -164,12 +182,14 @@ int main(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },  { "sql", required_argument, NULL, 'q' },
 		{ "checkpoint", required_argument, NULL, 'c' },
 		{ "page-size", required_argument, NULL, 'p' },
-		{ "wal-buffer", required_argument, NULL, 'w' }, { NULL, 0, NULL, 0 },
+		{ "wal-buffer", required_argument, NULL, 'w' },
+		{ "search-batch", required_argument, NULL, 'B' }, { NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *sync = "full", *dir = "/tmp";
-	size_t batch = 64, stored = 0;
-	int page_size = 0;
-	bool search = true, checkpoint_thread = true, wal_buffer = true;
+	size_t batch = 64, stored = 0, search_batch = 4096;
+	int page_size = 0, search = 1;
+	bool checkpoint_thread = true, wal_buffer = true;
+	struct search_watermark wm;
 	const char *extra_sql[16];
 	int nextra = 0;
 	struct evfile f = { 0 };
@@ -181,7 +201,8 @@ int main(int argc, char **argv)
 		case 'f': file = optarg; break;
 		case 'b': batch = strtoul(optarg, NULL, 10); break;
 		case 's': sync = optarg; break;
-		case 'S': search = atoi(optarg) != 0; break;
+		case 'S': search = atoi(optarg); break;
+		case 'B': search_batch = strtoul(optarg, NULL, 10); break;
 		case 'd': dir = optarg; break;
 		case 'p': page_size = atoi(optarg); break;
 		case 'w': wal_buffer = atoi(optarg) != 0; break;
@@ -195,7 +216,7 @@ int main(int argc, char **argv)
 	}
 	if (!file || !batch) {
 		fprintf(stderr, "usage: storebench --file F [--batch N] [--sync full|normal] "
-				"[--search 0|1] [--dir D]\n");
+				"[--search 0|1|2] [--search-batch N] [--dir D]\n");
 		return 2;
 	}
 	if (evfile_load(file, &f)) {
@@ -216,7 +237,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storebench: cannot open %s\n", path);
 		return 1;
 	}
-	if (!(in = ingest_new(db, search))) {
+	if (!(in = ingest_new(db, search == 1)) || search_watermark_init(&wm) ||
+	    (search == 2 && !(search_behind = search_index_new(db, &wm, (uint32_t)search_batch,
+								600000)))) {
 		fprintf(stderr, "storebench: cannot prepare statements\n");
 		return 1;
 	}
@@ -242,6 +265,7 @@ int main(int argc, char **argv)
 	double t = now_seconds() - t0, cpu = cpu_seconds() - c0;
 
 	checkpointer_stop(cp);
+	search_index_free(search_behind);
 	ingest_free(in);
 	db_close(db);
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
