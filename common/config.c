@@ -82,7 +82,7 @@ static const struct config_key config_keys[] = {
 	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
 	U32(db_wal_buffer, "storage", "1", 0, 1,
-	    "1: write each commit's WAL pages in a few large writes (with db_synchronous = full)"),
+	    "1: write each commit's WAL pages in a few large writes at the end of the commit"),
 	U32(writer_nice, "storage", "10", 0, 19,
 	    "nice value of stored's writer and checkpoint threads, so the threads that answer"
 	    " clients go first when the CPU is short (0: same priority)"),

@@ -104,11 +104,12 @@ void db_use_wal_buffer(bool on)
 	db_wal_buffer = on;
 }
 
-/* The WAL buffer is safe only where every commit syncs the WAL before the
- * WAL index shows it to other connections (walbuf.h). */
+/* Connections that write (the writer; the checkpoint thread, which only
+ * copies frames out) go through the WAL buffer; readers never write the
+ * WAL (walbuf.h). */
 static const char *db_vfs(bool writable, const char *synchronous)
 {
-	if (!db_wal_buffer || !writable || !synchronous || strcmp(synchronous, "full"))
+	if (!db_wal_buffer || !writable || !synchronous)
 		return NULL;
 	return walbuf_register() == 0 ? WALBUF_VFS_NAME : NULL;
 }

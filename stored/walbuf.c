@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@ struct walbuf_file {
 	unsigned char *buf;
 	size_t len;
 	sqlite3_int64 at; /* file offset of buf[0] */
+	bool commit_next; /* the last write was a commit frame's header */
 };
 
 #define WALBUF_HEAD ((sizeof(struct walbuf_file) + 15) & ~(size_t)15)
@@ -53,9 +55,42 @@ static int walbuf_flush(struct walbuf_file *f)
 	return rc;
 }
 
+/* A WAL frame's 24-byte header holds, in bytes 4-7, the database size
+ * after the commit it ends, or zero if it ends none. */
+#define WALBUF_FRAME_HEADER 24
+
+static bool walbuf_is_commit_header(const void *data, size_t n)
+{
+	const unsigned char *h = data;
+
+	return n == WALBUF_FRAME_HEADER && (h[4] | h[5] | h[6] | h[7]);
+}
+
+static int walbuf_buffer(struct walbuf_file *f, const void *data, int amount,
+			 sqlite3_int64 offset);
+
+/*
+ * A commit frame goes to the file as soon as its page is written, before
+ * SQLite marks the commit in the WAL index for other connections: with
+ * synchronous = NORMAL there is no sync to wait for, and with FULL the
+ * sync that follows at once finds the buffer empty.
+ */
 static int walbuf_write(sqlite3_file *file, const void *data, int amount, sqlite3_int64 offset)
 {
 	struct walbuf_file *f = walbuf_of(file);
+	bool ends_commit = f->commit_next;
+	int rc;
+
+	f->commit_next = walbuf_is_commit_header(data, (size_t)amount);
+	rc = walbuf_buffer(f, data, amount, offset);
+	if (rc == SQLITE_OK && ends_commit)
+		rc = walbuf_flush(f);
+	return rc;
+}
+
+static int walbuf_buffer(struct walbuf_file *f, const void *data, int amount,
+			 sqlite3_int64 offset)
+{
 	size_t n = (size_t)amount;
 	int rc;
 

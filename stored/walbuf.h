@@ -6,18 +6,21 @@
  * before its fsync; on a paravirtualised machine each one is dear
  * (bench/RESULTS.md, "WAL writes").  This VFS wraps the default one and,
  * for WAL files only, keeps contiguous writes in a buffer that goes to the
- * file in one pwrite() at the WAL's next sync, read, size query, truncate,
- * close, or when the buffer is full or a write is not contiguous.
+ * file in one pwrite() once a commit frame's page is written (its 24-byte
+ * header carries the database size after the commit; other frames carry
+ * zero), or at the WAL's next sync, read, size query, truncate, close, or
+ * when the buffer is full or a write is not contiguous.
  *
- * Why that is safe only with synchronous = FULL: other connections (the
- * query threads, the checkpoint thread, an operator's sqlite3) read frames
- * from the file as soon as the WAL index says they are committed.  With
- * FULL, SQLite syncs the WAL before it updates the index, so the buffer is
- * always in the file first.  With NORMAL it does not sync at commit, so
- * db_open() uses this VFS only for writers opened with FULL (or EXTRA).
+ * Why that is safe with synchronous = FULL and NORMAL alike: other
+ * connections (the query threads, the checkpoint thread, an operator's
+ * sqlite3) read frames from the file as soon as the WAL index says they
+ * are committed, and SQLite updates the index only after it has written
+ * the commit frame (and, with FULL, synced the WAL), so the buffer is
+ * always in the file first.  A process crash after the commit frame's
+ * write loses nothing, as with SQLite's own writes.
  *
- * A crash with frames still in the buffer loses only a transaction that had
- * not reached its commit's sync, so nothing that was answered OK.
+ * A crash with frames still in the buffer loses only a transaction whose
+ * commit frame had not been written, so nothing that was answered OK.
  */
 #ifndef STORED_WALBUF_H
 #define STORED_WALBUF_H

@@ -2,16 +2,19 @@
  * test_walbuf.c - checks stored/walbuf.c through db_open(), on real WAL
  * databases in a private temp directory:
  *
- *   - a writer opened with synchronous "full" goes through the buffer (far
- *     fewer writes reach the file than SQLite asked for), one opened with
- *     "normal", a reader, or any connection with the buffer off does not;
- *   - a reader on SQLite's own VFS sees every commit as soon as it returns
- *     (the buffer is in the file before the WAL index shows the frames);
+ *   - a writer opened with synchronous "full" or "normal" goes through the
+ *     buffer (far fewer writes reach the file than SQLite asked for); a
+ *     reader, or any connection with the buffer off, does not;
+ *   - a reader on SQLite's own VFS sees every commit as soon as it returns,
+ *     with either synchronous mode (the buffer is in the file before the WAL
+ *     index shows the frames); at the level of the file, a commit frame is
+ *     in it once its page is written, before any sync;
  *   - a transaction larger than the page cache (pages spilled to the WAL
  *     and read back before the commit) and a commit that changes the same
  *     pages twice come out intact: integrity_check and every row's content;
  *   - a process that dies (_exit, no close) after a commit loses nothing
- *     committed, and one that dies inside a transaction leaves none of it;
+ *     committed, with either mode, and one that dies inside a transaction
+ *     leaves none of it;
  *   - after checkpoints and a reopen the database is whole;
  *   - at the level of one WAL file opened through the VFS: reads, the file
  *     size and a truncate see writes still in the buffer, a rewrite inside
@@ -102,10 +105,12 @@ static void expect_intact(sqlite3 *db)
 	sqlite3_finalize(st);
 }
 
-START_TEST(full_writer_is_buffered)
+static const char *const sync_modes[] = { "full", "normal" };
+
+START_TEST(writer_is_buffered)
 {
 	struct walbuf_counts before, after;
-	sqlite3 *db = open_writer("full");
+	sqlite3 *db = open_writer(sync_modes[_i]);
 
 	walbuf_counts(&before);
 	for (int i = 0; i < 5; i++)
@@ -125,13 +130,13 @@ START_TEST(others_are_not_buffered)
 	struct walbuf_counts before, after;
 	sqlite3 *db, *ro;
 
-	walbuf_counts(&before);
-	db = open_writer("normal");
+	db = open_writer("full");
 	insert_rows(db, 0, 500);
+	db_close(db);
+	walbuf_counts(&before);
 	ck_assert_int_eq(db_open(db_path, false, NULL, &ro), 0);
 	expect_rows(ro, 500);
 	db_close(ro);
-	db_close(db);
 	db_use_wal_buffer(false);
 	db = open_writer("full");
 	insert_rows(db, 500, 1000);
@@ -145,7 +150,7 @@ END_TEST
 
 START_TEST(reader_sees_each_commit)
 {
-	sqlite3 *db = open_writer("full"), *ro;
+	sqlite3 *db = open_writer(sync_modes[_i]), *ro;
 
 	ck_assert_int_eq(db_open(db_path, false, NULL, &ro), 0);
 	for (int i = 0; i < 20; i++) {
@@ -182,14 +187,14 @@ END_TEST
 
 /* A child commits `committed` rows, optionally writes more in a transaction
  * it never ends, then dies without closing anything. */
-static void die_after(int committed, int uncommitted)
+static void die_after(const char *synchronous, int committed, int uncommitted)
 {
 	pid_t pid = fork();
 	int status;
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		sqlite3 *db = open_writer("full");
+		sqlite3 *db = open_writer(synchronous);
 
 		insert_rows(db, 0, committed);
 		if (uncommitted) {
@@ -214,7 +219,7 @@ START_TEST(crash_after_commit_keeps_it)
 {
 	sqlite3 *db;
 
-	die_after(1500, 0);
+	die_after(sync_modes[_i], 1500, 0);
 	ck_assert_int_eq(db_open(db_path, false, NULL, &db), 0);
 	expect_rows(db, 1500);
 	expect_intact(db);
@@ -226,7 +231,7 @@ START_TEST(crash_inside_transaction_leaves_nothing)
 {
 	sqlite3 *db;
 
-	die_after(700, 2000);
+	die_after("full", 700, 2000);
 	db = open_writer("full");
 	expect_rows(db, 700);
 	expect_intact(db);
@@ -333,6 +338,58 @@ START_TEST(file_semantics)
 }
 END_TEST
 
+/* What a commit frame leaves in the file at once: the WAL read with plain
+ * pread(), not through the VFS (whose reads would flush the buffer). */
+static size_t file_bytes(const char *path, unsigned char *out, size_t cap)
+{
+	FILE *fp = fopen(path, "rb");
+	size_t n;
+
+	ck_assert_ptr_nonnull(fp);
+	n = fread(out, 1, cap, fp);
+	fclose(fp);
+	return n;
+}
+
+START_TEST(commit_frame_reaches_the_file)
+{
+	sqlite3_vfs *vfs;
+	sqlite3_file *f;
+	sqlite3 *db;
+	char wal[TMPDIR_FILE_MAX + 8];
+	static unsigned char header[24], page[4096], got[16384];
+	int out_flags;
+
+	ck_assert_int_eq(walbuf_register(), 0);
+	vfs = sqlite3_vfs_find(WALBUF_VFS_NAME);
+	db = open_writer("normal");
+	db_close(db);
+	snprintf(wal, sizeof(wal), "%s-wal", db_path);
+	unlink(wal);
+	f = calloc(1, (size_t)vfs->szOsFile);
+	ck_assert_int_eq(vfs->xOpen(vfs, wal, f,
+				    SQLITE_OPEN_WAL | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+				    &out_flags),
+			 SQLITE_OK);
+	/* A frame that ends no commit stays in the buffer... */
+	memset(page, 'p', sizeof(page));
+	ck_assert_int_eq(f->pMethods->xWrite(f, header, 24, 0), SQLITE_OK);
+	ck_assert_int_eq(f->pMethods->xWrite(f, page, 4096, 24), SQLITE_OK);
+	ck_assert_uint_eq(file_bytes(wal, got, sizeof(got)), 0);
+	/* ...and one whose header carries the database size after a commit
+	 * takes everything before it to the file as its page is written. */
+	header[7] = 3;
+	ck_assert_int_eq(f->pMethods->xWrite(f, header, 24, 4120), SQLITE_OK);
+	ck_assert_uint_eq(file_bytes(wal, got, sizeof(got)), 0);
+	ck_assert_int_eq(f->pMethods->xWrite(f, page, 4096, 4144), SQLITE_OK);
+	ck_assert_uint_eq(file_bytes(wal, got, sizeof(got)), 8240);
+	ck_assert_int_eq(memcmp(got + 4144, page, 4096), 0);
+	ck_assert_int_eq(got[4120 + 7], 3);
+	ck_assert_int_eq(f->pMethods->xClose(f), SQLITE_OK);
+	free(f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("walbuf");
@@ -341,11 +398,12 @@ int main(void)
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, full_writer_is_buffered);
+	tcase_add_loop_test(tc, writer_is_buffered, 0, 2);
 	tcase_add_test(tc, others_are_not_buffered);
-	tcase_add_test(tc, reader_sees_each_commit);
+	tcase_add_loop_test(tc, reader_sees_each_commit, 0, 2);
 	tcase_add_test(tc, spill_and_rewrite);
-	tcase_add_test(tc, crash_after_commit_keeps_it);
+	tcase_add_loop_test(tc, crash_after_commit_keeps_it, 0, 2);
+	tcase_add_test(tc, commit_frame_reaches_the_file);
 	tcase_add_test(tc, crash_inside_transaction_leaves_nothing);
 	tcase_add_test(tc, checkpoints_and_reopen);
 	tcase_add_test(tc, file_semantics);
