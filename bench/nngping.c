@@ -2,18 +2,23 @@
  * nngping.c - what one message hop over nng IPC costs on this machine.
  *
  * The relay's floor for a REQ is two such hops (relayd -> stored and back)
- * plus the threads on each side.  This measures the hop alone: a PUSH/PULL
- * pair each way over ipc:// between two threads of one process, the shape
- * relayd and stored use (requests on one channel, replies on another), one
- * message in flight, and prints the round trip's percentiles.
+ * plus the threads on each side.  This measures the hop alone: a pair of
+ * sockets each way over ipc:// between two threads of one process, one
+ * message in flight, and prints the round trip's percentiles.  Replies
+ * travel PUSH -> PULL as stored's do; requests travel PUSH -> PULL too, or
+ * with --request req over raw REQ -> raw REP sockets (a request id in the
+ * nng header), the shape relayd and stored used before (bench/RESULTS.md).
  *
- *   nngping [--count N] [--size BYTES]
+ *   nngping [--count N] [--size BYTES] [--request push|req]
  */
 #include <getopt.h>
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pipeline0/push.h>
+#include <nng/protocol/reqrep0/rep.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +53,20 @@ static void *echo_main(void *arg)
 	for (int i = 0; i < e->count; i++) {
 		nng_msg *m;
 
-		if (nng_recvmsg(e->in, &m, 0) || nng_sendmsg(e->out, m, 0))
+		if (nng_recvmsg(e->in, &m, 0))
+			return NULL;
+		nng_msg_header_clear(m);
+		if (nng_sendmsg(e->out, m, 0))
 			return NULL;
 	}
 	return NULL;
 }
 
-static int open_pair(nng_socket *pull, nng_socket *push, const char *url)
+static int open_pair(nng_socket *pull, nng_socket *push, const char *url, bool req)
 {
+	if (req)
+		return nng_rep0_open_raw(pull) || nng_listen(*pull, url, NULL, 0) ||
+		       nng_req0_open_raw(push) || nng_dial(*push, url, NULL, 0);
 	return nng_pull0_open(pull) || nng_listen(*pull, url, NULL, 0) || nng_push0_open(push) ||
 	       nng_dial(*push, url, NULL, 0);
 }
@@ -64,8 +75,10 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "count", required_argument, NULL, 'c' },
 					      { "size", required_argument, NULL, 's' },
+					      { "request", required_argument, NULL, 'r' },
 					      { NULL, 0, NULL, 0 } };
 	int count = 20000, size = 100, c;
+	bool req = false;
 	char url_a[128], url_b[128];
 	nng_socket a_pull, a_push, b_pull, b_push;
 	struct echo e;
@@ -76,16 +89,18 @@ int main(int argc, char **argv)
 			count = atoi(optarg);
 		else if (c == 's')
 			size = atoi(optarg);
+		else if (c == 'r')
+			req = strcmp(optarg, "req") == 0;
 		else
 			return 2;
 	}
 	if (count < 100 || size < 1) {
-		fprintf(stderr, "usage: nngping [--count N>=100] [--size BYTES]\n");
+		fprintf(stderr, "usage: nngping [--count N>=100] [--size BYTES] [--request push|req]\n");
 		return 2;
 	}
 	snprintf(url_a, sizeof(url_a), "ipc:///tmp/nngping-%d-a.ipc", (int)getpid());
 	snprintf(url_b, sizeof(url_b), "ipc:///tmp/nngping-%d-b.ipc", (int)getpid());
-	if (open_pair(&a_pull, &a_push, url_a) || open_pair(&b_pull, &b_push, url_b)) {
+	if (open_pair(&a_pull, &a_push, url_a, req) || open_pair(&b_pull, &b_push, url_b, false)) {
 		fprintf(stderr, "nngping: cannot open the sockets\n");
 		return 1;
 	}
@@ -99,6 +114,7 @@ int main(int argc, char **argv)
 		nng_msg *m;
 
 		if (nng_msg_alloc(&m, 0) || nng_msg_append(m, payload, (size_t)size) ||
+		    (req && nng_msg_header_append_u32(m, 0x80000000u | (uint32_t)i)) ||
 		    nng_sendmsg(a_push, m, 0) || nng_recvmsg(b_pull, &m, 0)) {
 			fprintf(stderr, "nngping: round trip %d failed\n", i);
 			return 1;
@@ -108,9 +124,9 @@ int main(int argc, char **argv)
 	}
 	pthread_join(t, NULL);
 	qsort(rtt, (size_t)count, sizeof(*rtt), compare_doubles);
-	printf("RESULT mode=nngping count=%d size=%d rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f "
+	printf("RESULT mode=nngping request=%s count=%d size=%d rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f "
 	       "rtt_max_us=%.1f\n",
-	       count, size, rtt[count / 2], rtt[count * 9 / 10], rtt[count * 99 / 100],
+	       req ? "req" : "push", count, size, rtt[count / 2], rtt[count * 9 / 10], rtt[count * 99 / 100],
 	       rtt[count - 1]);
 	nng_close(a_pull);
 	nng_close(a_push);
