@@ -104,6 +104,7 @@ struct search_index {
 	int64_t indexed;
 	int64_t pending_since_ms; /* when the first unindexed event was committed */
 	int64_t retry_at_ms;      /* after a failure, not before this */
+	int64_t joined_upto;      /* indexed by the open transaction, once it commits */
 };
 
 static int64_t search_index_now_ms(void)
@@ -185,16 +186,65 @@ void search_index_free(struct search_index *x)
 	free(x);
 }
 
+static bool search_index_wanted(struct search_index *x)
+{
+	bool wanted;
+
+	pthread_mutex_lock(&x->wm->lock);
+	wanted = x->wm->wanted > x->indexed;
+	pthread_mutex_unlock(&x->wm->lock);
+	return wanted;
+}
+
+static int search_index_insert(struct search_index *x, int64_t upto)
+{
+	int rc;
+
+	sqlite3_bind_int64(x->insert, 1, x->indexed);
+	sqlite3_bind_int64(x->insert, 2, upto);
+	rc = sqlite3_step(x->insert);
+	sqlite3_reset(x->insert);
+	if (rc != SQLITE_DONE) {
+		log_warnx("search index: %s", sqlite3_errmsg(x->db));
+		return ERR_DB;
+	}
+	return 0;
+}
+
+int search_index_join_commit(struct search_index *x, size_t events, int64_t upto)
+{
+	x = x && x->delay_ms ? x : NULL; /* delay 0: ingest.c indexes each event */
+	if (!x || upto <= x->indexed ||
+	    (events < SEARCH_INDEX_JOIN_EVENTS && !search_index_wanted(x)))
+		return 0;
+	if (search_index_insert(x, upto))
+		return ERR_DB;
+	x->joined_upto = upto;
+	return 0;
+}
+
+void search_index_rolled_back(struct search_index *x)
+{
+	if (x)
+		x->joined_upto = 0;
+}
+
 void search_index_committed(struct search_index *x, int64_t last_seq)
 {
-	if (!x || last_seq <= x->committed)
+	if (!x)
 		return;
-	if (x->delay_ms == 0) {
-		x->indexed = last_seq; /* the commit indexed its own text */
-	} else if (x->committed == x->indexed) {
+	if (x->joined_upto > x->indexed) { /* the commit carried its own text */
+		x->indexed = x->joined_upto;
 		x->pending_since_ms = search_index_now_ms();
 	}
-	x->committed = last_seq;
+	x->joined_upto = 0;
+	if (last_seq > x->committed) {
+		if (x->delay_ms == 0)
+			x->indexed = last_seq; /* ingest.c indexed each event */
+		else if (x->committed == x->indexed && last_seq > x->indexed)
+			x->pending_since_ms = search_index_now_ms();
+		x->committed = last_seq;
+	}
 	search_index_publish(x);
 }
 
@@ -208,9 +258,7 @@ int search_index_due_in_ms(struct search_index *x)
 	now = search_index_now_ms();
 	if (x->retry_at_ms > now)
 		return (int)(x->retry_at_ms - now);
-	pthread_mutex_lock(&x->wm->lock);
-	wanted = x->wm->wanted > x->indexed;
-	pthread_mutex_unlock(&x->wm->lock);
+	wanted = search_index_wanted(x);
 	if (wanted || x->committed - x->indexed >= (int64_t)x->batch)
 		return 0;
 	due = x->pending_since_ms + x->delay_ms - now;
@@ -229,19 +277,13 @@ static int search_index_exec(struct search_index *x, const char *sql)
 int search_index_run(struct search_index *x)
 {
 	int64_t upto;
-	int rc;
 
 	if (!x || x->committed <= x->indexed)
 		return 0;
 	upto = x->committed - x->indexed > (int64_t)x->batch ? x->indexed + x->batch : x->committed;
 	if (search_index_exec(x, "BEGIN IMMEDIATE"))
 		goto failed;
-	sqlite3_bind_int64(x->insert, 1, x->indexed);
-	sqlite3_bind_int64(x->insert, 2, upto);
-	rc = sqlite3_step(x->insert);
-	sqlite3_reset(x->insert);
-	if (rc != SQLITE_DONE) {
-		log_warnx("search index: %s", sqlite3_errmsg(x->db));
+	if (search_index_insert(x, upto)) {
 		search_index_exec(x, "ROLLBACK");
 		goto failed;
 	}

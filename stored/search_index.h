@@ -5,10 +5,13 @@
  * FTS5 writes a new segment for every transaction that adds text, and with
  * one or a few clients a commit holds only a handful of events: indexing
  * inside each commit was a quarter of what a small commit cost
- * (bench/RESULTS.md).  So the writer commits events without their text and
- * adds the text of everything committed since in one transaction of its
- * own, when search_index_batch events are waiting, search_index_delay_ms
- * after the first of them, or at once when a search needs them.
+ * (bench/RESULTS.md).  So the writer commits small batches of events
+ * without their text and adds the text of everything committed since in
+ * one transaction of its own, when search_index_batch events are waiting,
+ * search_index_delay_ms after the first of them, or at once when a search
+ * needs them.  A large commit (a flood) carries its own text and any that
+ * waits, as before: there FTS5 costs no more inside the commit, and a
+ * search during the flood waits for nothing.
  *
  * A search never misses what was acknowledged: before it runs, the searcher
  * waits until the index covers every event its answer may include
@@ -60,8 +63,21 @@ struct search_index *search_index_new(sqlite3 *db, struct search_watermark *wm, 
 				      uint32_t delay_ms);
 void search_index_free(struct search_index *x);
 
+/*
+ * Inside the writer's open transaction, before its COMMIT, with the number
+ * of events it holds and the highest seq it stored: a commit of at least
+ * SEARCH_INDEX_JOIN_EVENTS events, or one a search is waiting for, carries
+ * the text of everything up to upto itself.  For a large commit FTS5
+ * costs about as much inside it as in a batch of its own (bench/RESULTS.md,
+ * item 17), and a search during a flood then waits for nothing.  Returns
+ * 0, or ERR_DB (the caller rolls the transaction back).
+ */
+#define SEARCH_INDEX_JOIN_EVENTS 256
+int search_index_join_commit(struct search_index *x, size_t events, int64_t upto);
 /* After each commit: the highest seq it stored (0 if none). */
 void search_index_committed(struct search_index *x, int64_t last_seq);
+/* After a transaction was rolled back: forgets what it had joined. */
+void search_index_rolled_back(struct search_index *x);
 /* Milliseconds until the next batch is due: 0 now, -1 when nothing waits. */
 int search_index_due_in_ms(struct search_index *x);
 /* Indexes one batch (at most search_index_batch seqs) in a transaction of

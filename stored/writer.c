@@ -317,16 +317,16 @@ static int writer_apply(struct writer *w, size_t n)
 			writer_exec(w, "ROLLBACK");
 			return ERR_DB;
 		}
+		if (w->outcome[i] == INGEST_STORED && w->seq[i] > last)
+			last = w->seq[i];
 	}
-	if (writer_exec(w, "COMMIT")) {
+	if (search_index_join_commit(w->search, n, last) || writer_exec(w, "COMMIT")) {
 		writer_exec(w, "ROLLBACK");
+		search_index_rolled_back(w->search);
 		return ERR_DB;
 	}
 	/* Before the broadcaster hears of them: a search that may include
 	 * them then knows the index has to reach them. */
-	for (size_t i = 0; i < n; i++)
-		if (w->outcome[i] == INGEST_STORED && w->seq[i] > last)
-			last = w->seq[i];
 	search_index_committed(w->search, last);
 	return 0;
 }

@@ -4,7 +4,8 @@
  *
  * Events are written straight into the events table with a JSON text of
  * their own choosing (the index reads only seq and json), committed, and
- * reported to the index the way the writer does (search_index_committed).
+ * reported to the index the way the writer does (search_index_join_commit
+ * before a COMMIT, search_index_committed after it).
  * What the index holds is read back with FTS5 MATCH queries, so every
  * expectation is "which seqs does this word find", written out by hand.
  */
@@ -233,6 +234,80 @@ START_TEST(test_inline_mode_catches_up_at_start)
 }
 END_TEST
 
+static void exec_ok(const char *sql)
+{
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* A commit of n events (seqs from first) of "bulk", as the writer makes
+ * it: the index may join it before COMMIT. */
+static void commit_with_index(struct search_index *x, int64_t first, int n)
+{
+	exec_ok("BEGIN IMMEDIATE");
+	for (int i = 0; i < n; i++)
+		store(first + i, "\"bulk\"");
+	ck_assert_int_eq(search_index_join_commit(x, (size_t)n, first + n - 1), 0);
+	exec_ok("COMMIT");
+	search_index_committed(x, first + n - 1);
+}
+
+START_TEST(test_a_large_commit_carries_its_own_text)
+{
+	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
+
+	ck_assert_ptr_nonnull(x);
+	store(1, "\"early\""); /* a small commit left unindexed */
+	search_index_committed(x, 1);
+	commit_with_index(x, 2, SEARCH_INDEX_JOIN_EVENTS);
+	ck_assert_int_eq(search_watermark_lag(&wm), 0);
+	ck_assert_int_eq(search_index_due_in_ms(x), -1);
+	ck_assert_str_eq(found("early"), "1");
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'bulk'"),
+			 SEARCH_INDEX_JOIN_EVENTS);
+	search_index_free(x);
+}
+END_TEST
+
+START_TEST(test_a_small_commit_joins_only_for_a_search)
+{
+	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
+	int64_t seq = 0;
+
+	ck_assert_ptr_nonnull(x);
+	commit_with_index(x, 1, 3);
+	ck_assert_int_eq(text_rows(), 0);
+	ck_assert_int_eq(search_watermark_lag(&wm), 3);
+	ck_assert(!search_watermark_want(&wm, &seq)); /* a search waits for 1..3 */
+	commit_with_index(x, 4, 2);
+	ck_assert_str_eq(found("bulk"), "1 2 3 4 5");
+	ck_assert_int_eq(search_watermark_lag(&wm), 0);
+	search_index_free(x);
+}
+END_TEST
+
+START_TEST(test_a_rolled_back_join_leaves_the_index_where_it_was)
+{
+	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
+
+	ck_assert_ptr_nonnull(x);
+	exec_ok("BEGIN IMMEDIATE");
+	for (int i = 1; i <= SEARCH_INDEX_JOIN_EVENTS; i++)
+		store(i, "\"gone\"");
+	ck_assert_int_eq(search_index_join_commit(x, SEARCH_INDEX_JOIN_EVENTS,
+						  SEARCH_INDEX_JOIN_EVENTS), 0);
+	exec_ok("ROLLBACK");
+	search_index_rolled_back(x);
+	search_index_committed(x, 0); /* the writer's next commit stored nothing */
+	ck_assert_int_eq(search_watermark_lag(&wm), 0);
+	store(1, "\"kept\"");
+	search_index_committed(x, 1);
+	ck_assert_int_eq(search_index_run(x), 0); /* seq 1 was not taken as indexed */
+	ck_assert_str_eq(found("kept"), "1");
+	ck_assert_str_eq(found("gone"), "");
+	search_index_free(x);
+}
+END_TEST
+
 /* Another thread waits for the index, as a query thread does. */
 struct waiter {
 	int64_t seq;
@@ -305,6 +380,9 @@ static Suite *search_index_suite(void)
 	tcase_add_test(tc, test_deleted_before_its_turn_is_skipped);
 	tcase_add_test(tc, test_resumes_after_the_highest_indexed_row);
 	tcase_add_test(tc, test_inline_mode_catches_up_at_start);
+	tcase_add_test(tc, test_a_large_commit_carries_its_own_text);
+	tcase_add_test(tc, test_a_small_commit_joins_only_for_a_search);
+	tcase_add_test(tc, test_a_rolled_back_join_leaves_the_index_where_it_was);
 	tcase_add_test(tc, test_a_waiting_thread_wakes_when_indexed);
 	tcase_add_test(tc, test_stopping_releases_waiters);
 	suite_add_tcase(s, tc);
