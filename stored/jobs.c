@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 
 void filters_free(struct filter *filters, uint32_t n)
@@ -95,13 +96,7 @@ int admin_job_wait(struct admin_job *a, int timeout_ms)
 	struct timespec deadline;
 	int rc = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&deadline, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&a->lock);
 	while (a->pending && rc == 0)
 		rc = pthread_cond_timedwait(&a->cond, &a->lock, &deadline);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 
 struct queue {
@@ -88,13 +89,7 @@ void *queue_pop_timed(struct queue *q, int timeout_ms)
 	struct timespec deadline;
 	void *item = NULL;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&deadline, CLOCK_REALTIME, timeout_ms);
 	pthread_mutex_lock(&q->lock);
 	while (q->count == 0 && !q->closed)
 		if (pthread_cond_timedwait(&q->nonempty, &q->lock, &deadline))

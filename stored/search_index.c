@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
 
@@ -68,13 +69,7 @@ bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout
 	struct timespec until;
 	bool covered;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&until, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&wm->lock);
 	while (wm->ready && wm->indexed < seq &&
 	       pthread_cond_timedwait(&wm->advanced, &wm->lock, &until) != ETIMEDOUT)

@@ -1,0 +1,16 @@
+/*
+ * deadline.h - the absolute time a bounded wait ends at.
+ *
+ * pthread_cond_timedwait() takes an absolute time on the condition
+ * variable's clock (CLOCK_REALTIME unless its attributes chose
+ * CLOCK_MONOTONIC); callers think in milliseconds from now.
+ */
+#ifndef COMMON_DEADLINE_H
+#define COMMON_DEADLINE_H
+
+#include <time.h>
+
+/* *out = now on clock + timeout_ms (>= 0), normalised (tv_nsec < 1e9). */
+void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * test_deadline.c - checks common/deadline.c: the deadline is the clock's
+ * now plus the timeout, with tv_nsec carried into tv_sec, on either clock.
+ * "now" is read just before and just after, so each expectation is a range
+ * that a wrong sum (a lost carry, seconds taken as milliseconds) misses.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../../common/deadline.h"
+#include "../support/suite.h"
+
+static int64_t ns_of(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static void check_deadline(clockid_t clock, int timeout_ms)
+{
+	struct timespec before, d, after;
+
+	clock_gettime(clock, &before);
+	deadline_after_ms(&d, clock, timeout_ms);
+	clock_gettime(clock, &after);
+	ck_assert_int_ge(d.tv_nsec, 0);
+	ck_assert_int_lt(d.tv_nsec, 1000000000L);
+	ck_assert_int_ge(ns_of(&d), ns_of(&before) + (int64_t)timeout_ms * 1000000);
+	ck_assert_int_le(ns_of(&d), ns_of(&after) + (int64_t)timeout_ms * 1000000);
+}
+
+static const int timeouts_ms[] = { 0, 1, 999, 1000, 1001, 2500, 3000, 600000 };
+#define NTIMEOUTS ((int)(sizeof(timeouts_ms) / sizeof(timeouts_ms[0])))
+
+START_TEST(monotonic)
+{
+	check_deadline(CLOCK_MONOTONIC, timeouts_ms[_i]);
+}
+END_TEST
+
+START_TEST(realtime)
+{
+	check_deadline(CLOCK_REALTIME, timeouts_ms[_i]);
+}
+END_TEST
+
+/* Every sub-second part, so some sum crosses a second whatever now is. */
+START_TEST(carry_for_every_millisecond)
+{
+	for (int ms = 0; ms < 2000; ms++)
+		check_deadline(CLOCK_MONOTONIC, ms);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("deadline");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_loop_test(tc, monotonic, 0, NTIMEOUTS);
+	tcase_add_loop_test(tc, realtime, 0, NTIMEOUTS);
+	tcase_add_test(tc, carry_for_every_millisecond);
+	suite_add_tcase(s, tc);
+	return suite_run(s);
+}
