@@ -58,6 +58,7 @@ struct config {
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t search_index_delay_ms; /* text indexed behind the events (0: in each commit) */
 	uint32_t search_index_batch;
+	uint32_t request_slice_us; /* EEVDF slice of the request-path threads (0: default) */
 	uint32_t expire_interval; /* seconds between removals of expired events */
 	char retention[CONFIG_TEXT_MAX]; /* rules, see retention.h */
 	/* [workers] */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
@@ -325,6 +326,7 @@ static void *ingress_express_main(void *arg)
 	struct ingress_job *job;
 	uint32_t slot;
 
+	slice_set_this_thread(relayd_cfg(lane->r)->request_slice_us);
 	while ((job = ingress_next_express(lane, &slot))) {
 		ingress_run(server, job);
 		/* Only a cheap-looking message whose verb was spelled with JSON

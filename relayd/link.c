@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -88,6 +89,7 @@ static void *link_reply_main(void *arg)
 	struct relayd *r = arg;
 
 	pthread_setname_np(pthread_self(), "link-reply"); /* for top -H, perf */
+	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
 	link_receive(r, r->reply, MAIL_RPC);
 	return NULL;
 }
@@ -97,6 +99,7 @@ static void *link_sub_main(void *arg)
 	struct relayd *r = arg;
 
 	pthread_setname_np(pthread_self(), "link-sub"); /* for top -H, perf */
+	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
 	link_receive(r, r->sub, MAIL_DELIVER);
 	return NULL;
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/slice.h"
 #include "../common/config.h"
 #include "../common/event_sig.h"
 #include "../common/log.h"
@@ -59,6 +60,10 @@ static void relayd_tick(lws_sorted_usec_list_t *sul)
 
 	service_tick(r);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+	/* This thread runs the event loop; nng's threads exist once the
+	 * sockets are open.  The lanes, started before, keep their slice. */
+	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
+	slice_set_threads_named("nng:", relayd_cfg(r)->request_slice_us);
 }
 
 /* A worker holds nothing durable, so a shutdown that stalls is cut short

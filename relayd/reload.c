@@ -29,6 +29,8 @@ static void reload_keep_restart_keys(const struct config *old, struct config *ne
 		{ "max_queued_messages", &next->max_queued_messages, &old->max_queued_messages,
 		  sizeof(next->max_queued_messages) },
 		{ "verify_nice", &next->verify_nice, &old->verify_nice, sizeof(next->verify_nice) },
+		{ "request_slice_us", &next->request_slice_us, &old->request_slice_us,
+		  sizeof(next->request_slice_us) },
 		{ "express_lane", &next->express_lane, &old->express_lane,
 		  sizeof(next->express_lane) },
 		{ "max_message_bytes", &next->max_message_bytes, &old->max_message_bytes,

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -208,6 +209,7 @@ static void *bcast_main(void *arg)
 	struct bcast_job *job;
 
 	pthread_setname_np(pthread_self(), "bcast"); /* for top -H, perf */
+	slice_set_this_thread(b->s->cfg.request_slice_us);
 	while ((job = queue_pop(b->s->bcast_q))) {
 		bcast_handle(b, job);
 		bcast_job_free(job);

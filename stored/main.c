@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/slice.h"
 #include "../common/config.h"
 #include "../common/err.h"
 #include "../common/log.h"
@@ -137,6 +138,7 @@ static void stored_reload(struct stored *s, const char *config_path)
 static void *stored_rpc_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "rpc"); /* for top -H, perf */
+	slice_set_this_thread(((struct stored *)arg)->cfg.request_slice_us);
 	rpc_run(arg);
 	return NULL;
 }
@@ -165,6 +167,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot start the metrics thread");
 	if (manage_open(s))
 		fatalx("cannot open the internal management socket");
+	slice_set_threads_named("nng:", s->cfg.request_slice_us); /* every socket is open */
 	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
 	notify_send("READY=1\nSTATUS=serving");
 }

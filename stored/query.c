@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -292,6 +293,7 @@ static void *query_main(void *arg)
 	struct query_job *job;
 
 	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
+	slice_set_this_thread(q->s->cfg.request_slice_us);
 	while ((job = queue_pop(q->s->query_q))) {
 		query_run(q, job);
 		query_job_free(job);

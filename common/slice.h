@@ -1,0 +1,36 @@
+/*
+ * slice.h - a short scheduler time slice for the threads that answer
+ * requests.
+ *
+ * Under a flood every thread a REQ crosses (relayd's loop, express and
+ * receive threads, stored's rpc, broadcaster and query threads, and nng's
+ * own) waits a few milliseconds at the 99th percentile for a CPU held by
+ * the flood's work (bench/RESULTS.md, "Bystander").  Linux's EEVDF
+ * scheduler (6.12 and later) lets a thread ask for a shorter slice with
+ * sched_setattr(): it then gets an earlier deadline when it wakes and
+ * preempts longer-slice work sooner, while its share of the CPU stays
+ * what its nice value says.  Older kernels accept the request and ignore
+ * it.  The throughput threads (signature checks, the writer) keep the
+ * kernel's default.
+ */
+#ifndef COMMON_SLICE_H
+#define COMMON_SLICE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Asks for a slice of us microseconds (100..100000; 0 leaves the thread
+ * as it is) for the calling thread, keeping its policy and nice value.
+ * Returns 0, or ERR_IO (logged; the thread keeps the default slice). */
+int slice_set_this_thread(uint32_t us);
+
+/* The same for every thread of this process whose name starts with
+ * prefix (threads a library started, e.g. nng's "nng:").  Returns how
+ * many threads it set, or ERR_IO if /proc/self/task cannot be read. */
+int slice_set_threads_named(const char *prefix, uint32_t us);
+
+/* The slice the kernel reports for thread tid, in nanoseconds (0 when it
+ * reports none: a default slice, or a kernel without custom slices). */
+uint64_t slice_of_thread(pid_t tid);
+
+#endif
