@@ -102,11 +102,12 @@ static const struct config_key config_keys[] = {
 	U32(express_lane, "workers", "1", 0, 1,
 	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
 	    " so they do not wait for signature checks"),
-	U32(request_slice_us, "workers", "100", 0, 100000,
+	U32(request_slice_us, "workers", "0", 0, 100000,
 	    "scheduler time slice in microseconds asked for by the threads that answer requests"
 	    " (relayd's loop, express and receive threads, stored's rpc, broadcast and query"
-	    " threads, nng's), so they preempt a flood's work sooner; Linux 6.12 and later"
-	    " (EEVDF), older kernels ignore it (0: the kernel's default)"),
+	    " threads, nng's), so they preempt a flood's work sooner, at some cost to live"
+	    " delivery; Linux 6.12 and later (EEVDF), older kernels ignore it (0: the kernel's"
+	    " default)"),
 	U32(verify_nice, "workers", "5", 0, 19,
 	    "nice value of the threads that check signatures, so the express threads and the"
 	    " loop go first when the CPU is short (0: same priority)"),

@@ -11,7 +11,9 @@
  * preempts longer-slice work sooner, while its share of the CPU stays
  * what its nice value says.  Older kernels accept the request and ignore
  * it.  The throughput threads (signature checks, the writer) keep the
- * kernel's default.
+ * kernel's default.  Off by default (request_slice_us = 0): the same
+ * preemption slows live delivery, whose threads are mostly the same ones
+ * (bench/RESULTS.md, item 19).
  */
 #ifndef COMMON_SLICE_H
 #define COMMON_SLICE_H
