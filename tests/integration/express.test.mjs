@@ -19,7 +19,11 @@
  *     the lane could not take get OK false "rate-limited:", none is lost,
  *     and relay_worker_lane_refused_total counts exactly those;
  *   - verify_nice lowers the priority of the lane threads ("lane0") only,
- *     not of the express thread ("express0") or the rest of the worker.
+ *     not of the express thread ("express0") or the rest of the worker;
+ *   - request_slice_us gives the request path's threads (relayd's loop,
+ *     express, link and nng threads; stored's rpc, bcast, query and nng
+ *     threads) that scheduler slice and leaves the lane, writer and
+ *     checkpoint thread at the kernel's default (Linux 6.12+ only).
  * One worker with one lane, so the flood and the probes share it.
  */
 import { describe, it } from 'node:test';
@@ -185,5 +189,40 @@ describe('verify_nice = 7', () => {
     assert.equal(nices.express0, 0);
     assert.equal(nices.express1, 0);
     assert.equal(nices.relayd, 0, 'the loop');
+  });
+});
+
+/* name -> se.slice (ns) of each thread of pid, from /proc/<pid>/task/<tid>/sched;
+ * null where the kernel does not report one (before Linux 6.6). */
+function threadSlices(pid) {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    const m = /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8'));
+    (out[name] ??= []).push(m ? Number(m[1]) : null);
+  }
+  return out;
+}
+
+/* Custom slices (sched_attr::sched_runtime for the fair class) came with Linux 6.12. */
+const [major, minor] = readFileSync('/proc/sys/kernel/osrelease', 'utf8').split('.').map(Number);
+const customSlices = major > 6 || (major === 6 && minor >= 12);
+
+describe('request_slice_us = 300', { skip: !customSlices && 'the kernel has no custom slices (Linux < 6.12)' }, () => {
+  const relay = useRelay({ workers: 1, config: { request_slice_us: 300 } });
+
+  it('the request path asks for the slice, the throughput threads keep the default', async () => {
+    /* The loop sets its own once the links are open, after the port is. */
+    await until(() => threadSlices(relay.pid(1)).relayd[0] === 300000,
+      { timeout: 5000, interval: 50, what: "relayd's loop thread to take its slice" });
+    const worker = threadSlices(relay.pid(1));
+    const stored = threadSlices(relay.pid('stored'));
+    for (const name of ['relayd', 'express0', 'link-reply', 'link-sub', 'nng:task', 'nng:poll:epoll'])
+      assert.deepEqual([...new Set(worker[name])], [300000], `relayd ${name}`);
+    for (const name of ['rpc', 'bcast', 'query', 'nng:task'])
+      assert.deepEqual([...new Set(stored[name])], [300000], `stored ${name}`);
+    assert.ok(!worker.lane0.includes(300000), 'the lane keeps the default');
+    assert.ok(!stored.writer.includes(300000), 'the writer keeps the default');
+    assert.ok(!stored.checkpoint.includes(300000), 'the checkpoint thread keeps the default');
   });
 });
