@@ -8,13 +8,16 @@
  *     show the events waiting, and show them gone once a search needed them;
  *   - after a SIGKILL of stored with text not yet indexed, the restarted
  *     stored still finds every acknowledged event, indexing them from the
- *     database (nothing was kept only in memory).
+ *     database (nothing was kept only in memory);
+ *   - a database kept with search = 0 has its history indexed once stored
+ *     restarts with search = 1.
  * nip50.test.mjs covers what searches find with the default delay.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { itStopsCleanly, useRelay, until } from './lib/relay.mjs';
+import { writeFileSync } from 'node:fs';
+import { configText, itStopsCleanly, useRelay, until } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 import { metricValue } from './lib/metrics.mjs';
 
@@ -106,4 +109,28 @@ describe('search index written in batches', () => {
   });
 
   itStopsCleanly(relay);
+});
+
+describe('search turned on for a database kept without it', () => {
+  const relay = useRelay({ workers: 1, config: { search: 0 } });
+
+  it('indexes the events stored while it was off', async () => {
+    const { sk } = keypair();
+    const w = word();
+    const c = await relay.connect();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await c.mustPublish(signed(sk, { content: `${w} kept while off ${i}` }))).id);
+    const off = await c.req('off', { search: w });
+    assert.deepEqual(off.events, [], 'search = 0 serves no search results');
+
+    await relay.kill('stored', 'SIGTERM', { wait: true });
+    writeFileSync(relay.configPath, configText({ ...relay.config, search: 1 }));
+    await relay.restartStored();
+    await until(async () => {
+      const r = await c.req(`on${Math.random()}`, { search: w });
+      return r.closed === null && r.events.length === 3;
+    }, { timeout: 5000, interval: 100, what: 'a search to find the events stored while search was off' });
+    const r = await c.req('on', { search: w });
+    assert.deepEqual(r.events.map((e) => e.id).sort(), [...ids].sort());
+  });
 });
