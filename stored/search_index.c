@@ -208,8 +208,8 @@ static int search_index_insert(struct search_index *x, int64_t upto)
 
 int search_index_join_commit(struct search_index *x, size_t events, int64_t upto)
 {
-	x = x && x->delay_ms ? x : NULL; /* delay 0: ingest.c indexes each event */
-	if (!x || upto <= x->indexed ||
+	/* delay 0: ingest.c indexes each event itself. */
+	if (!x || !x->delay_ms || upto <= x->indexed ||
 	    (events < SEARCH_INDEX_JOIN_EVENTS && !search_index_wanted(x)))
 		return 0;
 	if (search_index_insert(x, upto))

@@ -167,41 +167,41 @@ describe('a full lane', () => {
   });
 });
 
-/* name -> nice value of each thread of pid (proc(5): stat field 19). */
-function threadNices(pid) {
+/* name -> what read(tid) gives for each thread of pid named so (a list:
+ * names repeat, e.g. nng's task threads). */
+function threadsOf(pid, read) {
   const out = {};
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out[name] = Number(fields[16]);
+    (out[name] ??= []).push(read(`/proc/${pid}/task/${tid}`));
   }
   return out;
+}
+
+/* nice value of a thread (proc(5): stat field 19). */
+function niceOf(dir) {
+  const stat = readFileSync(`${dir}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
 }
 
 describe('verify_nice = 7', () => {
   const relay = useRelay({ workers: 1, config: { verify_threads: 2, verify_nice: 7 } });
 
   it('lowers the lane threads only', () => {
-    const nices = threadNices(relay.pid(1));
-    assert.equal(nices.lane0, 7);
-    assert.equal(nices.lane1, 7);
-    assert.equal(nices.express0, 0);
-    assert.equal(nices.express1, 0);
-    assert.equal(nices.relayd, 0, 'the loop');
+    const nices = threadsOf(relay.pid(1), niceOf);
+    assert.deepEqual(nices.lane0, [7]);
+    assert.deepEqual(nices.lane1, [7]);
+    assert.deepEqual(nices.express0, [0]);
+    assert.deepEqual(nices.express1, [0]);
+    assert.deepEqual(nices.relayd, [0], 'the loop');
   });
 });
 
-/* name -> se.slice (ns) of each thread of pid, from /proc/<pid>/task/<tid>/sched;
- * null where the kernel does not report one (before Linux 6.6). */
-function threadSlices(pid) {
-  const out = {};
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-    const m = /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8'));
-    (out[name] ??= []).push(m ? Number(m[1]) : null);
-  }
-  return out;
+/* se.slice of a thread in ns, from its sched file (null where the kernel
+ * reports none, before Linux 6.6). */
+function sliceOf(dir) {
+  const m = /^se\.slice\s*:\s*(\d+)/m.exec(readFileSync(`${dir}/sched`, 'utf8'));
+  return m ? Number(m[1]) : null;
 }
 
 /* Custom slices (sched_attr::sched_runtime for the fair class) came with Linux 6.12. */
@@ -213,10 +213,10 @@ describe('request_slice_us = 300', { skip: !customSlices && 'the kernel has no c
 
   it('the request path asks for the slice, the throughput threads keep the default', async () => {
     /* The loop sets its own once the links are open, after the port is. */
-    await until(() => threadSlices(relay.pid(1)).relayd[0] === 300000,
+    await until(() => threadsOf(relay.pid(1), sliceOf).relayd[0] === 300000,
       { timeout: 5000, interval: 50, what: "relayd's loop thread to take its slice" });
-    const worker = threadSlices(relay.pid(1));
-    const stored = threadSlices(relay.pid('stored'));
+    const worker = threadsOf(relay.pid(1), sliceOf);
+    const stored = threadsOf(relay.pid('stored'), sliceOf);
     for (const name of ['relayd', 'express0', 'link-reply', 'link-sub', 'nng:task', 'nng:poll:epoll'])
       assert.deepEqual([...new Set(worker[name])], [300000], `relayd ${name}`);
     for (const name of ['rpc', 'bcast', 'query', 'nng:task'])
