@@ -58,8 +58,6 @@ static int64_t bundle_now_us(void)
 void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint64_t conn_id,
 		uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
 {
-	int64_t now = bundle_now_us();
-
 	if (b->count == MSG_BUNDLE_MAX || (b->count && b->bytes + msg->len > BUNDLE_MAX_BYTES))
 		bundle_flush(r, b);
 	b->parts[b->count] = *msg;
@@ -69,7 +67,11 @@ void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint6
 	memcpy(b->event_id[b->count], event_id, EVENT_ID_LEN);
 	b->bytes += b->parts[b->count].len;
 	if (b->count++ == 0)
-		b->first_us = now;
-	else if (now - b->first_us >= BUNDLE_MAX_WAIT_US)
+		b->first_us = bundle_now_us();
+}
+
+void bundle_flush_if_due(struct relayd *r, struct store_bundle *b)
+{
+	if (b->count && bundle_now_us() - b->first_us >= BUNDLE_MAX_WAIT_US)
 		bundle_flush(r, b);
 }

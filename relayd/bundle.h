@@ -51,5 +51,10 @@ void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint6
 /* Sends what the bundle holds (one plain request if it holds one) and
  * empties it.  No-op when empty. */
 void bundle_flush(struct relayd *r, struct store_bundle *b);
+/* The same once the first event has waited BUNDLE_MAX_WAIT_US.  The lane
+ * calls it after every job, not only when another event joins: a run of
+ * messages that never reach the bundle (EVENTs with bad signatures, say)
+ * must not hold a valid one back for as long as they keep coming. */
+void bundle_flush_if_due(struct relayd *r, struct store_bundle *b);
 
 #endif

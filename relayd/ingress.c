@@ -313,8 +313,10 @@ static void *ingress_main(void *arg)
 	struct ingress_job *job;
 
 	prio_set_this_thread((int)relayd_cfg(server->lane->r)->verify_nice);
-	while ((job = ingress_next(server)))
+	while ((job = ingress_next(server))) {
 		ingress_run(server, job);
+		bundle_flush_if_due(server->lane->r, &server->bundle);
+	}
 	bundle_flush(server->lane->r, &server->bundle); /* stopping: send or fail what is left */
 	return NULL;
 }

@@ -110,6 +110,25 @@ function suite(expressLane) {
       assert.equal(await workerCounter(relay, 'relay_worker_lane_refused_total'), 0);
     });
 
+    it('a valid EVENT among a flood of invalid ones is stored within the bundle wait, not after the flood', async () => {
+      /* Several flooders, so the lane always has work even while one of
+       * them is paused for being too far ahead. */
+      const stops = [];
+      for (let i = 0; i < 4; i++) stops.push(flood(await relay.connect()));
+      const stop = () => stops.forEach((s) => s());
+      const publisher = await relay.connect();
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 200)); /* the lane is busy */
+        for (let t = 0; t < 10; t++) {
+          const ev = signed(keypair().sk, { content: `among the flood ${t}` });
+          const ok = await publisher.publish(ev, { timeout: 2000 });
+          assert.equal(ok.ok, true, `trial ${t}: ${ok.message}`);
+        }
+      } finally {
+        stop();
+      }
+    });
+
     it('REQ then CLOSE back to back during a flood: nothing arrives after the CLOSE', async () => {
       const kp = keypair();
       const publisher = await relay.connect();
