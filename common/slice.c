@@ -72,12 +72,14 @@ static void slice_thread_name(const char *tid, char *out, size_t len)
 
 int slice_set_threads_named(const char *prefix, uint32_t us)
 {
-	DIR *dir = opendir("/proc/self/task");
+	DIR *dir;
 	struct dirent *e;
 	char name[32];
 	int count = 0;
 
-	if (!dir)
+	if (us == 0)
+		return 0;
+	if (!(dir = opendir("/proc/self/task")))
 		return ERR_IO;
 	while ((e = readdir(dir))) {
 		if (e->d_name[0] == '.')

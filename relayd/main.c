@@ -60,10 +60,6 @@ static void relayd_tick(lws_sorted_usec_list_t *sul)
 
 	service_tick(r);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
-	/* This thread runs the event loop; nng's threads exist once the
-	 * sockets are open.  The lanes, started before, keep their slice. */
-	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
-	slice_set_threads_named("nng:", relayd_cfg(r)->request_slice_us);
 }
 
 /* A worker holds nothing durable, so a shutdown that stalls is cut short
@@ -153,6 +149,10 @@ static void relayd_start(struct relayd *r)
 	if (link_open(r))
 		fatalx("cannot open the sockets to stored in %s", relayd_cfg(r)->run_dir);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+	/* This thread runs the event loop; nng's threads exist once the
+	 * sockets are open.  The lanes, started before, keep their slice. */
+	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
+	slice_set_threads_named("nng:", relayd_cfg(r)->request_slice_us);
 	log_info("bound %s:%u; accepting once stored answers", relayd_cfg(r)->bind,
 		 relayd_cfg(r)->port);
 }
