@@ -102,8 +102,8 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))
 		s->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	pthread_mutex_init(&s->workers_lock, NULL);
-	if (search_watermark_init(&s->search))
-		fatalx("cannot initialise the search watermark");
+	if (search_watermark_init(&s->search) || visible_mark_init(&s->visible))
+		fatalx("cannot initialise the search watermark or the visible mark");
 	s->write_q = queue_new(65536);
 	s->bcast_q = queue_new(262144);
 	s->query_q = queue_new(16384);
@@ -157,6 +157,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
 		fatalx("cannot read the database %s", s->db_path);
 	db_close(db);
+	visible_mark_advance(&s->visible, last_seq);
 	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
 		fatalx("cannot start the broadcaster or the query threads");
 	if (rpc_open(s) || admin_start(s, &t->admin))
@@ -201,6 +202,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	queue_free(s->bcast_q);
 	queue_free(s->query_q);
 	search_watermark_destroy(&s->search);
+	visible_mark_destroy(&s->visible);
 	log_info("stopped");
 }
 

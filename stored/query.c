@@ -263,6 +263,12 @@ static void query_run(struct query_worker *q, struct query_job *job)
 	started = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
 	q->timed_out = false;
+	/* INT64_MAX: whatever is readable now (COUNT, restored subscriptions
+	 * without a bound); otherwise the broadcaster's bound (visible.h). */
+	if (job->max_seq != INT64_MAX &&
+	    !visible_mark_wait(&q->s->visible, job->max_seq, (int)q->s->cfg.query_time_limit_ms))
+		log_warnx("seq %lld not readable yet: the history may miss it",
+			  (long long)job->max_seq);
 	if (query_searches(q->s, job->filters, job->nfilters))
 		writer_await_search(q->s, job->max_seq == INT64_MAX ? 0 : job->max_seq);
 	if (job->count)

@@ -22,6 +22,7 @@
 #include "../common/config.h"
 #include "../common/histo.h"
 #include "search_index.h"
+#include "visible.h"
 
 struct queue;
 
@@ -104,6 +105,7 @@ struct stored {
 	struct stored_worker_report workers[STORED_MAX_WORKERS];
 	struct reply_channel replies[STORED_MAX_WORKERS];
 	struct search_watermark search; /* how far NIP-50's index reaches */
+	struct visible_mark visible;    /* how far a new read sees commits */
 	atomic_bool stopping;
 	pthread_t metrics_thread;
 };

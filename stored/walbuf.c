@@ -27,7 +27,9 @@ struct walbuf_file {
 	unsigned char *buf;
 	size_t len;
 	sqlite3_int64 at; /* file offset of buf[0] */
-	bool commit_next; /* the last write was a commit frame's header */
+	bool commit_next;     /* the last write was a commit frame's header */
+	bool commit_unsynced; /* a commit frame is in the file, not yet synced */
+	struct walbuf_hook hook;
 };
 
 #define WALBUF_HEAD ((sizeof(struct walbuf_file) + 15) & ~(size_t)15)
@@ -83,8 +85,10 @@ static int walbuf_write(sqlite3_file *file, const void *data, int amount, sqlite
 
 	f->commit_next = walbuf_is_commit_header(data, (size_t)amount);
 	rc = walbuf_buffer(f, data, amount, offset);
-	if (rc == SQLITE_OK && ends_commit)
+	if (rc == SQLITE_OK && ends_commit) {
 		rc = walbuf_flush(f);
+		f->commit_unsynced = rc == SQLITE_OK;
+	}
 	return rc;
 }
 
@@ -127,12 +131,20 @@ static int walbuf_read(sqlite3_file *file, void *data, int amount, sqlite3_int64
 	return rc != SQLITE_OK ? rc : f->real->pMethods->xRead(f->real, data, amount, offset);
 }
 
+/* The commit's frames are in the file before the hook runs, so a crash
+ * of this process from here on keeps the commit (WAL recovery finds its
+ * commit frame); only the sync below is still to come. */
 static int walbuf_sync(sqlite3_file *file, int flags)
 {
 	struct walbuf_file *f = walbuf_of(file);
 	int rc = walbuf_flush(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xSync(f->real, flags);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (f->commit_unsynced && f->hook.fn)
+		f->hook.fn(f->hook.arg);
+	f->commit_unsynced = false;
+	return f->real->pMethods->xSync(f->real, flags);
 }
 
 static int walbuf_truncate(sqlite3_file *file, sqlite3_int64 size)
@@ -151,10 +163,19 @@ static int walbuf_file_size(sqlite3_file *file, sqlite3_int64 *size)
 	return rc != SQLITE_OK ? rc : f->real->pMethods->xFileSize(f->real, size);
 }
 
+/* Not one of SQLite's SQLITE_FCNTL_* codes (those are below 100). */
+#define WALBUF_FCNTL_HOOK 0x57424801
+
 static int walbuf_file_control(sqlite3_file *file, int op, void *arg)
 {
 	struct walbuf_file *f = walbuf_of(file);
-	int rc = walbuf_flush(f);
+	int rc;
+
+	if (op == WALBUF_FCNTL_HOOK) {
+		f->hook = *(const struct walbuf_hook *)arg;
+		return SQLITE_OK;
+	}
+	rc = walbuf_flush(f);
 
 	return rc != SQLITE_OK ? rc : f->real->pMethods->xFileControl(f->real, op, arg);
 }
@@ -236,6 +257,16 @@ static int walbuf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, i
 	rc = walbuf_real_vfs->xOpen(walbuf_real_vfs, name, f->real, flags, out_flags);
 	f->base.pMethods = rc == SQLITE_OK ? &walbuf_io : NULL;
 	return rc;
+}
+
+int walbuf_on_commit_written(sqlite3 *db, struct walbuf_hook hook)
+{
+	sqlite3_file *wal = NULL;
+
+	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal) != SQLITE_OK ||
+	    !wal || wal->pMethods != &walbuf_io)
+		return ERR_DB;
+	return wal->pMethods->xFileControl(wal, WALBUF_FCNTL_HOOK, &hook) == SQLITE_OK ? 0 : ERR_DB;
 }
 
 /* The rest is the default VFS's, called with its own handle. */

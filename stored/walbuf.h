@@ -25,6 +25,7 @@
 #ifndef STORED_WALBUF_H
 #define STORED_WALBUF_H
 
+#include <sqlite3.h>
 #include <stdint.h>
 
 /* The name to pass to sqlite3_open_v2(). */
@@ -36,6 +37,22 @@
  * refused (the caller can open with the default VFS instead).
  */
 int walbuf_register(void);
+
+/*
+ * Has fn(arg) called on the thread committing through db, each time the
+ * WAL is about to be synced with a commit frame written since its last
+ * sync.  With synchronous = FULL that is inside each COMMIT: the commit's
+ * frames are in the WAL file, so from then on only a crash of the machine,
+ * not of this process, can lose it, and other connections see it once the
+ * sync is done.  With NORMAL a commit does not sync, and fn runs only at a
+ * later checkpoint's sync.  fn NULL removes it.  Returns 0, or ERR_DB if db
+ * does not write its WAL through this VFS.
+ */
+struct walbuf_hook {
+	void (*fn)(void *arg);
+	void *arg;
+};
+int walbuf_on_commit_written(sqlite3 *db, struct walbuf_hook hook);
 
 /* WAL writes handed to the file (pwrite calls) and writes SQLite asked for,
  * since start, over every walbuf connection: for tests and benchmarks. */

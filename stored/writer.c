@@ -19,6 +19,7 @@
 #include "stored.h"
 #include "reply.h"
 #include "search_index.h"
+#include "walbuf.h"
 
 struct writer {
 	struct stored *s;
@@ -38,6 +39,7 @@ struct writer {
 	int64_t last_expiry;
 	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
 	int wal_pages; /* the WAL's size after the last commit */
+	size_t unpublished; /* events of the committing batch the broadcaster has not had */
 };
 
 /* SQLite calls this after each commit; installing it also turns off the
@@ -173,6 +175,7 @@ static void writer_forward(struct writer *w, struct write_job *job, int64_t seq)
 	b->seq = seq;
 	b->event = job->event;
 	memset(&job->event, 0, sizeof(job->event));
+	memcpy(job->event.id, b->event.id, EVENT_ID_LEN); /* for its author's OK */
 	if (queue_push(w->s->bcast_q, b)) {
 		log_warnx("broadcast queue full: a live delivery was dropped");
 		bcast_job_free(b);
@@ -302,6 +305,28 @@ static int writer_exec(struct writer *w, const char *sql)
 	return 0;
 }
 
+/* Hands the batch's stored events to the broadcaster, in commit order,
+ * once: from the WAL's sync (writer_commit_written) or after the commit. */
+static void writer_publish(struct writer *w)
+{
+	for (size_t i = 0; i < w->unpublished; i++)
+		if (w->outcome[i] == INGEST_STORED)
+			writer_forward(w, w->batch[i], w->seq[i]);
+	w->unpublished = 0;
+}
+
+/*
+ * The walbuf hook: the commit's frames are in the WAL file and only its
+ * sync is to come, so live deliveries go out while the disk syncs.  A crash
+ * of stored from here on keeps the commit; the author's OK still waits for
+ * the sync.  Other commits (expiry, the search index, operators' jobs)
+ * have nothing to publish.
+ */
+static void writer_commit_written(void *arg)
+{
+	writer_publish(arg);
+}
+
 /* Applies a batch; returns 0 if it committed. */
 static int writer_apply(struct writer *w, size_t n)
 {
@@ -320,14 +345,24 @@ static int writer_apply(struct writer *w, size_t n)
 		if (w->outcome[i] == INGEST_STORED && w->seq[i] > last)
 			last = w->seq[i];
 	}
+	w->unpublished = n;
 	if (search_index_join_commit(w->search, n, last) || writer_exec(w, "COMMIT")) {
+		/* Only the sync can fail once the hook has run; whether the
+		 * commit is in the file is then for WAL recovery to say, and
+		 * subscribers may already have its events. */
+		if (!w->unpublished)
+			fatalx("the WAL's sync failed after its events were delivered: restarting");
+		w->unpublished = 0;
 		writer_exec(w, "ROLLBACK");
 		search_index_rolled_back(w->search);
 		return ERR_DB;
 	}
-	/* Before the broadcaster hears of them: a search that may include
-	 * them then knows the index has to reach them. */
+	/* A search that may include them then knows the index has to reach
+	 * them, and a history bounded by the broadcaster's last seq can read
+	 * them. */
 	search_index_committed(w->search, last);
+	visible_mark_advance(&w->s->visible, last);
+	writer_publish(w);
 	return 0;
 }
 
@@ -337,15 +372,10 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 
 	for (size_t i = 0; i < n; i++) {
 		enum ingest_outcome o = committed ? w->outcome[i] : INGEST_FAILED;
-		uint8_t id[EVENT_ID_LEN];
-
-		/* The broadcaster hears of the event before its author does: a REQ
-		 * sent after the OK then reaches the broadcaster after the event,
-		 * so its history bound includes it. */
-		memcpy(id, w->batch[i]->event.id, EVENT_ID_LEN);
-		if (o == INGEST_STORED)
-			writer_forward(w, w->batch[i], w->seq[i]);
-		writer_note_result(w, i, id, o, w->why[i]);
+		/* The broadcaster heard of the event (writer_publish) before its
+		 * author does: a REQ sent after the OK then reaches the
+		 * broadcaster after the event, so its history bound includes it. */
+		writer_note_result(w, i, w->batch[i]->event.id, o, w->why[i]);
 		writer_count_reject(st, writer_message(o, w->why[i]));
 		if (o == INGEST_STORED) {
 			atomic_fetch_add(&st->events_accepted, 1);
@@ -443,6 +473,12 @@ int writer_start(struct stored *s, pthread_t *thread)
 		sqlite3_wal_hook(w->db, writer_wal_hook, w);
 	else
 		log_warnx("no checkpoint thread: the writer checkpoints as it commits");
+	/* Only with full does every commit sync, so that the commit frame a
+	 * sync finds unsynced is the batch's own.  With normal there is no
+	 * sync to overlap, and without the WAL buffer no hook: events are
+	 * then published after the commit. */
+	if (strcmp(s->cfg.db_synchronous, "full") == 0)
+		walbuf_on_commit_written(w->db, (struct walbuf_hook){ writer_commit_written, w });
 	if (pthread_create(thread, NULL, writer_main, w)) {
 		writer_free(w);
 		return ERR_DB;

@@ -2,9 +2,13 @@
  * writer.h - the one thread that writes to SQLite, committing in groups.
  *
  * It takes every write_job queued so far (up to commit_batch), applies them
- * in one transaction, commits, and only then answers each with EVENT_RESULT
- * and hands each stored event to the broadcaster in commit order.  So an
- * `OK true` always follows a durable commit, and one fsync covers a batch.
+ * in one transaction, commits, and only then answers each with EVENT_RESULT.
+ * So an `OK true` always follows a durable commit, and one fsync covers a
+ * batch.  The broadcaster gets the stored events in commit order a little
+ * earlier: once the commit is in the WAL file, while its sync runs
+ * (walbuf.h), so live deliveries do not wait for the disk; only a crash of
+ * the machine within that sync can take back an event a subscriber saw,
+ * and its author, who had no OK yet, sends it again.
  *
  * The operator's jobs come through the same queue (jobs.h): events to
  * import are ingested like any other, their outcomes going back to the

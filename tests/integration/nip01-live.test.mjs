@@ -202,5 +202,45 @@ describe('NIP-01 live events', () => {
     assert.deepEqual(pending(sub, 'burst'), [], 'no event delivered twice');
   });
 
+  it('subscriptions opened while events commit get each of them once, stored or live', async () => {
+    /* The broadcaster hears of a commit while its sync still runs, and a
+     * subscription registered then reads its history up to that commit:
+     * the read has to wait for the commit to be readable, or the events
+     * are neither in the history nor live. */
+    const { sk, pk } = keypair();
+    const pub = await relay.connectTo(1);
+    const subs = [await relay.connectTo(1), await relay.connectTo(2)];
+    const evs = Array.from({ length: 300 }, (_, i) =>
+      signed(sk, { content: `stream ${i}`, created_at: now() - 300 + i }));
+    const publishing = (async () => {
+      for (let i = 0; i < evs.length; i += 4) {
+        const chunk = evs.slice(i, i + 4);
+        for (const ev of chunk) pub.send(['EVENT', ev]);
+        for (const ev of chunk) assert.equal((await pub.okFor(ev.id)).ok, true);
+      }
+    })();
+    const opened = [];
+    for (let n = 0; n < 40; n++) {
+      const c = subs[n % 2];
+      c.send(['REQ', `s${n}`, { authors: [pk] }]);
+      opened.push({ c, subid: `s${n}`, ids: [] });
+      await sleep(2);
+    }
+    await publishing;
+    const all = new Set(evs.map((ev) => ev.id));
+    for (const o of opened) {
+      const deadline = Date.now() + 5000;
+      while (new Set(o.ids).size < all.size && Date.now() < deadline) {
+        o.ids.push(...pending(o.c, o.subid));
+        await sleep(20);
+      }
+      await sleep(50);
+      o.ids.push(...pending(o.c, o.subid));
+      const missing = [...all].filter((id) => !o.ids.includes(id));
+      assert.deepEqual(missing.length, 0, `${o.subid} never got ${missing.length} events`);
+      assert.equal(o.ids.length, all.size, `${o.subid} got an event twice`);
+    }
+  });
+
   itStopsCleanly(relay);
 });

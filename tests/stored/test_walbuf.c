@@ -21,6 +21,7 @@
  *     the buffer and writes that are not contiguous land where they belong.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,103 @@ START_TEST(commit_frame_reaches_the_file)
 }
 END_TEST
 
+/* What the commit hook saw each time it ran. */
+struct hook_seen {
+	sqlite3 *reader;
+	int calls;
+	int rows_then[8];
+	bool die; /* end the process inside the hook, before the sync */
+};
+
+static void hook_note(void *arg)
+{
+	struct hook_seen *h = arg;
+
+	if (h->die)
+		_exit(0);
+	if (h->calls < 8)
+		h->rows_then[h->calls] = testdb_int(h->reader, "SELECT count(*) FROM t");
+	h->calls++;
+}
+
+START_TEST(hook_runs_before_the_commit_shows)
+{
+	struct hook_seen seen = { 0 };
+	sqlite3 *db = open_writer("full");
+
+	ck_assert_int_eq(db_open(db_path, false, NULL, &seen.reader), 0);
+	ck_assert_int_eq(walbuf_on_commit_written(db, (struct walbuf_hook){ hook_note, &seen }), 0);
+	for (int i = 0; i < 5; i++) {
+		insert_rows(db, i * 100, (i + 1) * 100);
+		/* Once per commit, while other connections still saw the rows of
+		 * the commits before it only; after the commit they see it. */
+		ck_assert_int_eq(seen.calls, i + 1);
+		ck_assert_int_eq(seen.rows_then[i], i * 100);
+		expect_rows(seen.reader, (i + 1) * 100);
+	}
+	ck_assert_int_eq(walbuf_on_commit_written(db, (struct walbuf_hook){ NULL, NULL }), 0);
+	insert_rows(db, 500, 600);
+	ck_assert_int_eq(seen.calls, 5);
+	db_close(seen.reader);
+	db_close(db);
+}
+END_TEST
+
+/* The hook's promise: a crash of the process from the hook on keeps the
+ * commit, because its frames are already in the file. */
+START_TEST(crash_in_hook_keeps_the_commit)
+{
+	pid_t pid = fork();
+	int status;
+	sqlite3 *db;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct hook_seen seen = { 0 };
+
+		db = open_writer("full");
+		insert_rows(db, 0, 300);
+		seen.die = true;
+		if (walbuf_on_commit_written(db, (struct walbuf_hook){ hook_note, &seen }))
+			_exit(2);
+		insert_rows(db, 300, 700);
+		_exit(3); /* the hook never ran */
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(db_open(db_path, false, NULL, &db), 0);
+	expect_rows(db, 700);
+	expect_intact(db);
+	db_close(db);
+}
+END_TEST
+
+START_TEST(hook_needs_a_sync_and_the_buffer)
+{
+	struct hook_seen seen = { 0 };
+	sqlite3 *db = open_writer("normal"), *ro;
+
+	/* NORMAL: no sync at commit, so nothing to run beside (a checkpoint
+	 * syncs the WAL later, as closing does). */
+	ck_assert_int_eq(walbuf_on_commit_written(db, (struct walbuf_hook){ hook_note, &seen }), 0);
+	insert_rows(db, 0, 100);
+	insert_rows(db, 100, 200);
+	ck_assert_int_eq(seen.calls, 0);
+	ck_assert_int_eq(walbuf_on_commit_written(db, (struct walbuf_hook){ NULL, NULL }), 0);
+	db_close(db);
+	/* A reader, and a writer without the buffer, cannot take one. */
+	ck_assert_int_eq(db_open(db_path, false, NULL, &ro), 0);
+	expect_rows(ro, 200);
+	ck_assert_int_ne(walbuf_on_commit_written(ro, (struct walbuf_hook){ hook_note, &seen }), 0);
+	db_close(ro);
+	db_use_wal_buffer(false);
+	db = open_writer("full");
+	ck_assert_int_ne(walbuf_on_commit_written(db, (struct walbuf_hook){ hook_note, &seen }), 0);
+	db_close(db);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("walbuf");
@@ -407,6 +505,9 @@ int main(void)
 	tcase_add_test(tc, crash_inside_transaction_leaves_nothing);
 	tcase_add_test(tc, checkpoints_and_reopen);
 	tcase_add_test(tc, file_semantics);
+	tcase_add_test(tc, hook_runs_before_the_commit_shows);
+	tcase_add_test(tc, crash_in_hook_keeps_the_commit);
+	tcase_add_test(tc, hook_needs_a_sync_and_the_buffer);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
