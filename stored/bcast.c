@@ -36,6 +36,12 @@ struct bcast {
 	uint16_t touched[STORED_MAX_WORKERS];
 	uint32_t ntouched;
 	struct buf out;
+	/* Events delivered while their commit's sync ran (writer.h), in commit
+	 * order, kept until a read transaction can see them: a subscription
+	 * opened meanwhile reads its history up to what is readable and gets
+	 * these from here.  At most about one commit's worth. */
+	struct bcast_job **unsynced;
+	size_t nunsynced, unsynced_cap;
 };
 
 static void bcast_collect(void *arg, uint16_t worker, uint64_t conn_id, uint32_t sub_serial)
@@ -79,6 +85,66 @@ static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *
 	atomic_fetch_add(&b->s->stats.deliveries, 1);
 }
 
+/* Drops the kept events a read transaction now sees. */
+static void bcast_forget_synced(struct bcast *b)
+{
+	int64_t readable = atomic_load(&b->s->visible.seq);
+	size_t gone = 0;
+
+	while (gone < b->nunsynced && b->unsynced[gone]->seq <= readable)
+		bcast_job_free(b->unsynced[gone++]);
+	if (gone) {
+		memmove(b->unsynced, b->unsynced + gone, (b->nunsynced - gone) * sizeof(*b->unsynced));
+		b->nunsynced -= gone;
+	}
+}
+
+/* Keeps a delivered event until it is readable; false if it already is
+ * (or cannot be kept: then the history of a REQ opened now waits for it,
+ * query.c). */
+static bool bcast_keep_unsynced(struct bcast *b, struct bcast_job *job)
+{
+	if (job->kind != BCAST_EVENT || job->seq <= atomic_load(&b->s->visible.seq))
+		return false;
+	if (b->nunsynced == b->unsynced_cap) {
+		size_t cap = b->unsynced_cap ? b->unsynced_cap * 2 : 64;
+		struct bcast_job **grown = realloc(b->unsynced, cap * sizeof(*grown));
+
+		if (!grown)
+			return false;
+		b->unsynced = grown;
+		b->unsynced_cap = cap;
+	}
+	b->unsynced[b->nunsynced++] = job;
+	return true;
+}
+
+/* For a subscription just registered whose history reads up to after_seq:
+ * the kept events past that which match it, delivered to it alone (its
+ * worker holds them until the history's EOSE). */
+static void bcast_replay_unsynced(struct bcast *b, const struct query_job *q)
+{
+	int64_t after = q->max_seq > q->min_seq ? q->max_seq : q->min_seq;
+	int64_t now = (int64_t)time(NULL);
+
+	for (size_t i = 0; i < b->nunsynced; i++) {
+		const struct bcast_job *e = b->unsynced[i];
+		bool match = false;
+
+		if (e->seq <= after || (e->event.expiration && e->event.expiration <= now))
+			continue;
+		for (uint32_t f = 0; f < q->nfilters && !match; f++)
+			match = filter_matches(&q->filters[f], &e->event);
+		if (!match)
+			continue;
+		b->current_seq = e->seq;
+		b->ntouched = 0;
+		bcast_collect(b, q->to.worker, q->conn_id, q->sub_serial);
+		bcast_publish(b, q->to.worker, &e->event);
+		b->targets[q->to.worker].n = 0;
+	}
+}
+
 static void bcast_event(struct bcast *b, struct bcast_job *job)
 {
 	if (job->seq > b->last_seq)
@@ -116,7 +182,11 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 			q->sub_serial = job->sub_serial;
 			q->resume = (job->flags & MSG_SUB_RESUME) != 0;
 			q->min_seq = q->resume ? (int64_t)job->resume_after : 0;
+			/* Not past what a read transaction sees now; the rest is
+			 * replayed from the kept events below. */
 			q->max_seq = b->last_seq;
+			if (b->nunsynced && b->unsynced[0]->seq - 1 < q->max_seq)
+				q->max_seq = b->unsynced[0]->seq - 1;
 			q->nfilters = job->nfilters;
 			q->filters = calloc(job->nfilters ? job->nfilters : 1, sizeof(struct filter));
 			for (uint32_t i = 0; q->filters && i < job->nfilters; i++)
@@ -127,6 +197,8 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 		   job->sub_serial, job->filters, job->nfilters);
 	job->filters = NULL;
 	job->nfilters = 0;
+	if (q && q->filters)
+		bcast_replay_unsynced(b, q);
 	if (q && (!q->filters || queue_push(b->s->query_q, q))) {
 		log_warnx("query queue full: a REQ gets no history");
 		query_job_free(q);
@@ -211,9 +283,14 @@ static void *bcast_main(void *arg)
 	pthread_setname_np(pthread_self(), "bcast"); /* for top -H, perf */
 	slice_set_this_thread(b->s->cfg.request_slice_us);
 	while ((job = queue_pop(b->s->bcast_q))) {
+		bcast_forget_synced(b);
 		bcast_handle(b, job);
-		bcast_job_free(job);
+		if (!bcast_keep_unsynced(b, job))
+			bcast_job_free(job);
 	}
+	for (size_t i = 0; i < b->nunsynced; i++)
+		bcast_job_free(b->unsynced[i]);
+	free(b->unsynced);
 	subidx_free(b->idx);
 	for (int w = 0; w < STORED_MAX_WORKERS; w++)
 		free(b->targets[w].items);
