@@ -7,7 +7,11 @@
  * sequence number.  Because it sees committed events in commit order, it
  * knows the last seq it delivered; a new subscription is registered at that
  * point and its history query is bounded by it (seq <= last), so the stored
- * part and the live part of a REQ neither overlap nor leave a gap.
+ * part and the live part of a REQ neither overlap nor leave a gap.  Events
+ * reach it while their commit's sync still runs (writer.h), so it keeps
+ * those until a read transaction sees them (visible.h): the history of a
+ * subscription opened meanwhile stops before them, and the ones that match
+ * are delivered to it from here, which its worker holds until EOSE.
  * For the operator (BCAST_LIST) it copies the live subscriptions into an
  * admin_job (jobs.h), bounded in number and size.
  */

@@ -3,10 +3,11 @@
  *
  * The broadcaster may hear of a commit's events while the commit's sync is
  * still running (writer.h): live deliveries then do not wait for the disk.
- * A new subscription is registered at the last seq the broadcaster saw, and
- * its history query reads every event up to that seq (bcast.h), so before
- * it reads, the query thread waits here until a read transaction includes
- * that seq, at most one sync.
+ * It bounds a new subscription's history by what is readable and hands it
+ * the rest itself (bcast.h), reading the mark here.  The query thread also
+ * waits here until its bound is readable, which it already is unless the
+ * broadcaster could not keep an event (out of memory): then it waits at
+ * most one sync.
  */
 #ifndef STORED_VISIBLE_H
 #define STORED_VISIBLE_H
