@@ -3,8 +3,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/err.h"
 #include "../common/log.h"
 #include "db.h"
 #include "../common/prio.h"
@@ -87,6 +90,26 @@ bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 		pthread_mutex_unlock(&cp->lock);
 	}
 	return wal_pages >= CHECKPOINT_HARD_PAGES;
+}
+
+int checkpointer_limit_wal(sqlite3 *writer)
+{
+	sqlite3_stmt *st;
+	int64_t page = 0;
+	char sql[64];
+
+	if (sqlite3_prepare_v2(writer, "PRAGMA page_size", -1, &st, NULL) != SQLITE_OK)
+		return ERR_DB;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		page = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (page <= 0)
+		return ERR_DB;
+	/* A WAL frame is its page plus a 24-byte header; the file starts
+	 * with a 32-byte header. */
+	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%lld",
+		 (long long)(CHECKPOINT_HARD_PAGES * (page + 24) + 32));
+	return sqlite3_exec(writer, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : ERR_DB;
 }
 
 void checkpointer_stop(struct checkpointer *cp)

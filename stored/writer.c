@@ -469,6 +469,8 @@ int writer_start(struct stored *s, pthread_t *thread)
 	}
 	w->checkpointer =
 	    checkpointer_start(s->db_path, s->cfg.db_synchronous, (int)s->cfg.writer_nice);
+	if (w->checkpointer && checkpointer_limit_wal(w->db))
+		log_warnx("cannot limit the WAL file's size: %s", sqlite3_errmsg(w->db));
 	if (w->checkpointer)
 		sqlite3_wal_hook(w->db, writer_wal_hook, w);
 	else

@@ -9,10 +9,13 @@
  *     writer waiting for it;
  *   - checkpointer_after_commit() asks the writer to checkpoint itself only
  *     past the hard bound, and a writer checkpoint there lets the WAL
- *     start over (the next commits report a small WAL);
+ *     start over (the next commits report a small WAL); a WAL that grew
+ *     past the bound meanwhile is cut back to it in the file
+ *     (checkpointer_limit_wal);
  *   - stopping with nothing to do is clean.
  */
 #include <check.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -117,18 +120,34 @@ START_TEST(wakes_and_copies)
 }
 END_TEST
 
+static long wal_file_size(void)
+{
+	char wal[TMPDIR_FILE_MAX + 8];
+	struct stat st;
+
+	snprintf(wal, sizeof(wal), "%s-wal", db_path);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	return (long)st.st_size;
+}
+
 START_TEST(hard_bound_lets_the_wal_restart)
 {
 	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 	bool asked = false;
+	long bound = 16384L * (8192 + 24) + 32;
 
 	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(checkpointer_limit_wal(db), 0);
 	for (int i = 0; i < 400 && !asked; i++) {
 		commit_rows(100);
 		asked = checkpointer_after_commit(cp, wal_pages);
 	}
 	ck_assert(asked);
 	ck_assert_int_ge(wal_pages, 16384);
+	/* As when the writer's checkpoints were busy for a while. */
+	for (int i = 0; i < 10; i++)
+		commit_rows(100);
+	ck_assert_int_gt(wal_file_size(), bound);
 	/* What the writer does then (stored/writer.c); busy while the thread
 	 * is checkpointing, so the writer tries again after its next commit. */
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
@@ -141,6 +160,7 @@ START_TEST(hard_bound_lets_the_wal_restart)
 	ck_assert_int_eq(rc, SQLITE_OK);
 	commit_rows(10);
 	ck_assert_int_lt(wal_pages, 100);
+	ck_assert_int_le(wal_file_size(), bound);
 	ck_assert(!checkpointer_after_commit(cp, wal_pages));
 	checkpointer_stop(cp);
 }
