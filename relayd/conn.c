@@ -118,6 +118,11 @@ struct conn *conn_find(struct conn_table *t, uint64_t id)
 	return c && c->id == id ? c : NULL;
 }
 
+struct conn *conn_in_slot(struct conn_table *t, uint32_t slot)
+{
+	return slot < t->nslots ? t->slots[slot].conn : NULL;
+}
+
 uint32_t conn_id_slot(uint64_t id)
 {
 	return (uint32_t)(id & 0xffffffffu);

@@ -76,6 +76,9 @@ struct conn *conn_open(struct conn_table *t, struct lws *wsi);
 void conn_close(struct conn_table *t, struct conn *c);
 /* The live connection named id, or NULL. */
 struct conn *conn_find(struct conn_table *t, uint64_t id);
+/* The connection in slot now, whatever its generation, or NULL: for what
+ * is counted per slot (an ingress lane's queued messages, ingress.c). */
+struct conn *conn_in_slot(struct conn_table *t, uint32_t slot);
 /* The slot part of an id (to pick an ingress thread). */
 uint32_t conn_id_slot(uint64_t id);
 /* Open connections. */

@@ -233,9 +233,10 @@ static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job, boo
 	return 0;
 }
 
-/* Called with the lane's lock held after a job of conn_id was taken: when
- * its connection's backlog falls to half the pause mark, its reads may
- * resume (the service thread ignores this unless it paused them). */
+/* Called with the lane's lock held after a job was taken: when its slot's
+ * backlog falls to half the pause mark, the reads of the connection in that
+ * slot may resume (the service thread resumes whichever connection holds
+ * the slot now, and ignores this unless it paused it). */
 static void ingress_after_pop(struct ingress_lane *lane, const struct ingress_job *job)
 {
 	uint32_t slot = (uint32_t)(job->conn_id & 0xffffffffu);

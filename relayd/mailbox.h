@@ -29,7 +29,8 @@ enum mail_kind {
 	MAIL_LINK_UP,       /* a pipe to stored appeared */
 	MAIL_LINK_DOWN,     /* the pipe to stored went away */
 	MAIL_RELOAD,        /* SIGHUP: read the config file again */
-	MAIL_RESUME,        /* conn_id's lane has room again: read from it */
+	MAIL_RESUME,        /* conn_id's slot has room in its lane again: read from
+			     * the connection in that slot (any generation) */
 };
 
 struct mail {

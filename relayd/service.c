@@ -258,7 +258,14 @@ static void service_handle(struct relayd *r, struct mail *m)
 	case MAIL_RELOAD: reload_apply(r); return;
 	default: break;
 	}
-	c = conn_find(r->conns, m->conn_id);
+	/* A lane counts queued messages per slot, and a freed slot is taken
+	 * by the next connection at once: the message whose taking brought the
+	 * count down may be of the slot's previous connection, closed with
+	 * messages still queued, while its new one is the one paused. */
+	if (m->kind == MAIL_RESUME)
+		c = conn_in_slot(r->conns, conn_id_slot(m->conn_id));
+	else
+		c = conn_find(r->conns, m->conn_id);
 	if (!c) {
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;

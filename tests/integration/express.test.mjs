@@ -29,7 +29,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { useRelay, until } from './lib/relay.mjs';
+import { useRelay, until, sleep } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed, now, broken } from './lib/client.mjs';
 
@@ -85,6 +85,42 @@ function suite(expressLane) {
           assert.equal((await c.okFor(auth.id)).ok, true);
           await c.end();
         }
+      } finally {
+        stop();
+      }
+    });
+
+    it('a connection in the slot of one closed with messages still queued is read to the end', async () => {
+      /* A lane counts a connection's queued messages by its slot, and the
+       * next connection takes a freed slot at once: the closed one's
+       * messages still count towards the new one's pause, so the resume
+       * has to reach whoever holds the slot now, not the connection whose
+       * message happened to be taken when the count fell. */
+      const big = JSON.stringify(['EVENT',
+        broken.badSig(signed(keypair().sk, { content: 'x'.repeat(60000) }))]);
+      /* The lane shares its time with a flood, so the closed connection's
+       * messages are still queued when the next connection takes its slot. */
+      const stop = flood(await relay.connect());
+      try {
+      for (let trial = 0; trial < 10; trial++) {
+        /* Below the pause mark, so its close is read at once. */
+        const gone = await relay.connect();
+        for (let i = 0; i < 60; i++)
+          gone.send(big);
+        await sleep(2);
+        gone.ws.terminate();
+        const c = await relay.connect();
+        const ev = broken.badSig(signed(keypair().sk, { content: `after ${trial}` }));
+        const text = JSON.stringify(['EVENT', ev]);
+        for (let i = 0; i < 300; i++)
+          c.send(text);
+        let answered = 0;
+        await until(() => {
+          answered += c.take((f) => f[0] === 'OK' && f[1] === ev.id).length;
+          return answered === 300;
+        }, { timeout: 10000, what: `300 answers in trial ${trial}` });
+        await c.end();
+      }
       } finally {
         stop();
       }

@@ -49,6 +49,7 @@ START_TEST(test_ids_and_generations)
 	struct conn_table *t = conn_table_new();
 	struct conn *a = conn_open(t, NULL), *b = conn_open(t, NULL), *c;
 	uint64_t old_id;
+	uint32_t b_slot;
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
@@ -75,6 +76,13 @@ START_TEST(test_ids_and_generations)
 	/* Same slot, other generations: nothing. */
 	ck_assert_ptr_null(conn_find(t, c->id + ((uint64_t)1 << 32)));
 	ck_assert_ptr_null(conn_find(t, c->id & 0xffffffffu));
+	/* By slot: whoever holds it now, or nothing once it is free. */
+	ck_assert_ptr_eq(conn_in_slot(t, conn_id_slot(old_id)), c);
+	b_slot = conn_id_slot(b->id);
+	ck_assert_ptr_eq(conn_in_slot(t, b_slot), b);
+	conn_close(t, b);
+	ck_assert_ptr_null(conn_in_slot(t, b_slot));
+	ck_assert_ptr_null(conn_in_slot(t, 1u << 20));
 	conn_table_free(t);
 	conn_table_free(NULL);
 }
