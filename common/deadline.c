@@ -1,6 +1,20 @@
 /* deadline.c - absolute times for bounded waits (see deadline.h). */
 #include "deadline.h"
 
+int deadline_cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+	int rc = pthread_condattr_init(&attr);
+
+	if (rc)
+		return rc;
+	rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!rc)
+		rc = pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+	return rc;
+}
+
 void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms)
 {
 	clock_gettime(clock, out);

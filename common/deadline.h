@@ -8,9 +8,15 @@
 #ifndef COMMON_DEADLINE_H
 #define COMMON_DEADLINE_H
 
+#include <pthread.h>
 #include <time.h>
 
 /* *out = now on clock + timeout_ms (>= 0), normalised (tv_nsec < 1e9). */
 void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms);
+
+/* Initialises cond to time its waits on CLOCK_MONOTONIC, so a clock step
+ * neither stretches nor cuts a bounded wait (pass it deadlines from
+ * deadline_after_ms(…, CLOCK_MONOTONIC, …)).  0 or an errno value. */
+int deadline_cond_init(pthread_cond_t *cond);
 
 #endif

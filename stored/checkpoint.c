@@ -94,16 +94,10 @@ bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 
 int checkpointer_limit_wal(sqlite3 *writer)
 {
-	sqlite3_stmt *st;
 	int64_t page = 0;
 	char sql[64];
 
-	if (sqlite3_prepare_v2(writer, "PRAGMA page_size", -1, &st, NULL) != SQLITE_OK)
-		return ERR_DB;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		page = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (page <= 0)
+	if (db_page_size(writer, &page) || page <= 0)
 		return ERR_DB;
 	/* A WAL frame is its page plus a 24-byte header; the file starts
 	 * with a 32-byte header. */

@@ -198,3 +198,8 @@ int db_max_seq(sqlite3 *db, int64_t *seq)
 {
 	return db_single_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
 }
+
+int db_page_size(sqlite3 *db, int64_t *bytes)
+{
+	return db_single_int(db, "PRAGMA page_size", bytes);
+}

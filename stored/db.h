@@ -46,5 +46,7 @@ int db_count_events(sqlite3 *db, uint64_t *count);
 
 /* Largest seq committed (0 for an empty database).  Returns 0 or ERR_DB. */
 int db_max_seq(sqlite3 *db, int64_t *seq);
+/* The database's page size in bytes.  0 or ERR_DB. */
+int db_page_size(sqlite3 *db, int64_t *bytes);
 
 #endif

@@ -48,7 +48,6 @@ void bcast_job_free(struct bcast_job *job)
 struct admin_job *admin_job_new(enum admin_op op, uint32_t pending, int failed)
 {
 	struct admin_job *a = calloc(1, sizeof(*a));
-	pthread_condattr_t attr;
 
 	if (!a)
 		return NULL;
@@ -67,10 +66,7 @@ struct admin_job *admin_job_new(enum admin_op op, uint32_t pending, int failed)
 	a->refs = 1;
 	a->pending = pending;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->cond, &attr);
-	pthread_condattr_destroy(&attr);
+	deadline_cond_init(&a->cond);
 	return a;
 }
 

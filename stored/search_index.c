@@ -13,24 +13,13 @@
 
 int search_watermark_init(struct search_watermark *wm)
 {
-	pthread_condattr_t attr;
 	int rc;
 
 	*wm = (struct search_watermark){ 0 };
 	if ((rc = pthread_mutex_init(&wm->lock, NULL)))
 		return rc;
-	if ((rc = pthread_condattr_init(&attr)))
-		goto fail;
-	/* Waits are bounded in monotonic time: a clock step must not stretch
-	 * or cut a searcher's wait. */
-	rc = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	if (!rc)
-		rc = pthread_cond_init(&wm->advanced, &attr);
-	pthread_condattr_destroy(&attr);
-	if (!rc)
-		return 0;
-fail:
-	pthread_mutex_destroy(&wm->lock);
+	if ((rc = deadline_cond_init(&wm->advanced)))
+		pthread_mutex_destroy(&wm->lock);
 	return rc;
 }
 

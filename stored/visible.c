@@ -8,18 +8,12 @@
 
 int visible_mark_init(struct visible_mark *m)
 {
-	pthread_condattr_t attr;
 	int rc;
 
 	atomic_init(&m->seq, 0);
 	if ((rc = pthread_mutex_init(&m->lock, NULL)))
 		return rc;
-	if ((rc = pthread_condattr_init(&attr)) == 0) {
-		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		rc = pthread_cond_init(&m->advanced, &attr);
-		pthread_condattr_destroy(&attr);
-	}
-	if (rc)
+	if ((rc = deadline_cond_init(&m->advanced)))
 		pthread_mutex_destroy(&m->lock);
 	return rc;
 }

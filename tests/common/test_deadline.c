@@ -3,8 +3,12 @@
  * now plus the timeout, with tv_nsec carried into tv_sec, on either clock.
  * "now" is read just before and just after, so each expectation is a range
  * that a wrong sum (a lost carry, seconds taken as milliseconds) misses.
+ * deadline_cond_init()'s condition variable waits until such a monotonic
+ * deadline, not less.
  */
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -52,6 +56,30 @@ START_TEST(carry_for_every_millisecond)
 }
 END_TEST
 
+/* A wait on deadline_cond_init()'s condition variable ends at a monotonic
+ * deadline: on a CLOCK_REALTIME one, a monotonic time (seconds since boot)
+ * would lie decades in the past and the wait would end at once. */
+START_TEST(cond_waits_in_monotonic_time)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cond;
+	struct timespec until, before, after;
+	int64_t waited_ns;
+
+	ck_assert_int_eq(deadline_cond_init(&cond), 0);
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	deadline_after_ms(&until, CLOCK_MONOTONIC, 100);
+	pthread_mutex_lock(&lock);
+	ck_assert_int_eq(pthread_cond_timedwait(&cond, &lock, &until), ETIMEDOUT);
+	pthread_mutex_unlock(&lock);
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	waited_ns = ns_of(&after) - ns_of(&before);
+	ck_assert_int_ge(waited_ns, 100 * 1000000LL);
+	ck_assert_int_lt(waited_ns, 2000 * 1000000LL);
+	pthread_cond_destroy(&cond);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("deadline");
@@ -60,6 +88,7 @@ int main(void)
 	tcase_add_loop_test(tc, monotonic, 0, NTIMEOUTS);
 	tcase_add_loop_test(tc, realtime, 0, NTIMEOUTS);
 	tcase_add_test(tc, carry_for_every_millisecond);
+	tcase_add_test(tc, cond_waits_in_monotonic_time);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }

@@ -102,25 +102,25 @@ function suite(expressLane) {
        * messages are still queued when the next connection takes its slot. */
       const stop = flood(await relay.connect());
       try {
-      for (let trial = 0; trial < 10; trial++) {
-        /* Below the pause mark, so its close is read at once. */
-        const gone = await relay.connect();
-        for (let i = 0; i < 60; i++)
-          gone.send(big);
-        await sleep(2);
-        gone.ws.terminate();
-        const c = await relay.connect();
-        const ev = broken.badSig(signed(keypair().sk, { content: `after ${trial}` }));
-        const text = JSON.stringify(['EVENT', ev]);
-        for (let i = 0; i < 300; i++)
-          c.send(text);
-        let answered = 0;
-        await until(() => {
-          answered += c.take((f) => f[0] === 'OK' && f[1] === ev.id).length;
-          return answered === 300;
-        }, { timeout: 10000, what: `300 answers in trial ${trial}` });
-        await c.end();
-      }
+        for (let trial = 0; trial < 10; trial++) {
+          /* Below the pause mark, so its close is read at once. */
+          const gone = await relay.connect();
+          for (let i = 0; i < 60; i++)
+            gone.send(big);
+          await sleep(2);
+          gone.ws.terminate();
+          const c = await relay.connect();
+          const ev = broken.badSig(signed(keypair().sk, { content: `after ${trial}` }));
+          const text = JSON.stringify(['EVENT', ev]);
+          for (let i = 0; i < 300; i++)
+            c.send(text);
+          let answered = 0;
+          await until(() => {
+            answered += c.take((f) => f[0] === 'OK' && f[1] === ev.id).length;
+            return answered === 300;
+          }, { timeout: 10000, what: `300 answers in trial ${trial}` });
+          await c.end();
+        }
       } finally {
         stop();
       }
