@@ -230,5 +230,6 @@ int main(int argc, char **argv)
 			stored_reload(&s, config_path);
 	}
 	stored_stop(&s, &threads);
+	nng_fini(); /* lets nng's reaper free what closing pipes still held */
 	return 0;
 }
