@@ -18,11 +18,17 @@
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
+#include "stmt_cache.h"
 #include "writer.h"
+
+/* Statements kept per query thread: the filter shapes clients repeat (by
+ * number of values, fields and tag letters) fit many times over. */
+#define QUERY_STMTS_KEPT 64
 
 struct query_worker {
 	struct stored *s;
 	sqlite3 *db;
+	struct stmt_cache *stmts; /* history statements, by text */
 	/* The current job's pending chunk. */
 	struct msg_str *events;
 	uint32_t nevents, cap;
@@ -131,7 +137,7 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 		return 0;
 	if (f->search && !scope.search)
 		return 0;
-	if (query_sql_prepare_scoped(q->db, f, &scope, &st))
+	if (query_sql_take_scoped(q->db, q->stmts, f, &scope, &st))
 		return ERR_DB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!query_seen_insert(q, sqlite3_column_int64(st, 0)))
@@ -139,7 +145,7 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 		if (query_add(q, job, (const char *)sqlite3_column_text(st, 1), sqlite3_column_bytes(st, 1)))
 			break;
 	}
-	sqlite3_finalize(st);
+	stmt_cache_release(q->stmts, st);
 	return rc == SQLITE_DONE ? 0 : ERR_DB;
 }
 
@@ -304,6 +310,7 @@ static void *query_main(void *arg)
 		query_run(q, job);
 		query_job_free(job);
 	}
+	stmt_cache_free(q->stmts);
 	db_close(q->db);
 	free(q->events);
 	free(q->seen);
@@ -323,8 +330,10 @@ int query_start(struct stored *s, pthread_t *threads, size_t n)
 		q->cap = 256;
 		q->events = calloc(q->cap, sizeof(*q->events));
 		if (!q->events || db_open(s->db_path, false, NULL, &q->db) ||
+		    !(q->stmts = stmt_cache_new(q->db, QUERY_STMTS_KEPT)) ||
 		    (sqlite3_progress_handler(q->db, 1000, query_progress, q), 0) ||
 		    pthread_create(&threads[i], NULL, query_main, q)) {
+			stmt_cache_free(q->stmts);
 			db_close(q->db);
 			free(q->events);
 			free(q);

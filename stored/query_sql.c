@@ -268,15 +268,19 @@ static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
 	}
 }
 
-/* Prepares what sb holds and binds it (text values are copied by SQLite);
- * frees sb's buffers except fts, which sb_release() frees. */
-static int sb_prepare(sqlite3 *db, struct sql_builder *sb, sqlite3_stmt **out)
+/* Prepares what sb holds, or takes it from cache when there is one, and
+ * binds it (text values are copied by SQLite); frees sb's buffers except
+ * fts, which sb_release() frees. */
+static int sb_prepare_in(sqlite3 *db, struct stmt_cache *cache, struct sql_builder *sb,
+			 sqlite3_stmt **out)
 {
 	int rc = 0;
 
 	if (sb->failed) {
 		rc = ERR_NOMEM;
-	} else if (sqlite3_prepare_v2(db, sb->text.data, (int)sb->text.len, out, NULL) != SQLITE_OK) {
+	} else if (cache ? stmt_cache_take(cache, sb->text.data, sb->text.len, out) != 0
+			 : sqlite3_prepare_v2(db, sb->text.data, (int)sb->text.len, out, NULL) !=
+				   SQLITE_OK) {
 		log_warnx("query prepare: %s", sqlite3_errmsg(db));
 		rc = ERR_DB;
 	} else {
@@ -285,6 +289,11 @@ static int sb_prepare(sqlite3 *db, struct sql_builder *sb, sqlite3_stmt **out)
 	buf_free(&sb->text);
 	free(sb->binds);
 	return rc;
+}
+
+static int sb_prepare(sqlite3 *db, struct sql_builder *sb, sqlite3_stmt **out)
+{
+	return sb_prepare_in(db, NULL, sb, out);
 }
 
 static void sb_release(struct sql_builder *sb)
@@ -300,6 +309,18 @@ int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct q
 
 	sb_filter(&sb, f, scope, SHAPE_ROWS);
 	rc = sb_prepare(db, &sb, out);
+	sb_release(&sb);
+	return rc;
+}
+
+int query_sql_take_scoped(sqlite3 *db, struct stmt_cache *cache, const struct filter *f,
+			  const struct query_scope *scope, sqlite3_stmt **out)
+{
+	struct sql_builder sb = { 0 };
+	int rc;
+
+	sb_filter(&sb, f, scope, SHAPE_ROWS);
+	rc = sb_prepare_in(db, cache, &sb, out);
 	sb_release(&sb);
 	return rc;
 }

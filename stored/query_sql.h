@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../common/filter.h"
+#include "stmt_cache.h"
 
 /*
  * Prepares the statement for f on db with its parameters bound.  limit is
@@ -43,6 +44,14 @@ struct query_scope {
  */
 int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
 			     sqlite3_stmt **out);
+
+/*
+ * The same statement taken from cache (stmt_cache.h) on db, so a text seen
+ * before is bound again instead of prepared.  Returns as above; the caller
+ * gives *out back with stmt_cache_release(), never finalizes it.
+ */
+int query_sql_take_scoped(sqlite3 *db, struct stmt_cache *cache, const struct filter *f,
+			  const struct query_scope *scope, sqlite3_stmt **out);
 
 /*
  * A statement giving one row, the number of distinct events matching any

@@ -280,9 +280,26 @@ static size_t ref_query(const struct filter *f, int64_t min_seq, int64_t max_seq
 	return n < limit ? n : limit;
 }
 
+/* When set, check_range takes its statements from this cache (what the
+ * query threads do), so kept statements run again with other values. */
+static struct stmt_cache *cached;
+
+/* The statement check_range runs: see above. */
+static int check_statement(const struct filter *f, int64_t min_seq, int64_t max_seq,
+			   uint32_t limit, sqlite3_stmt **st)
+{
+	struct query_scope scope = { min_seq == NO_MIN ? 0 : min_seq, max_seq, (int64_t)time(NULL),
+				     limit, true };
+
+	if (cached)
+		return query_sql_take_scoped(db, cached, f, &scope, st);
+	return min_seq == NO_MIN ? query_sql_prepare(db, f, max_seq, limit, st)
+				 : query_sql_prepare_scoped(db, f, &scope, st);
+}
+
 /*
- * Runs f through query_sql_prepare (min_seq NO_MIN) or
- * query_sql_prepare_scoped and compares every row with the reference;
+ * Runs f through query_sql_prepare (min_seq NO_MIN), query_sql_prepare_scoped
+ * or query_sql_take_scoped (cached) and compares every row with the reference;
  * returns the number of rows.  what names the case in failure messages.
  * Plain comparisons with ck_abort_msg keep the loop cheap: each passing
  * ck_assert costs check a write to its parent.
@@ -293,9 +310,7 @@ static size_t check_range(const struct filter *f, int64_t min_seq, int64_t max_s
 	static const struct ref_event *want[NEVENTS];
 	size_t nwant = ref_query(f, min_seq, max_seq, limit, want), row = 0;
 	sqlite3_stmt *st = NULL;
-	struct query_scope scope = { min_seq, max_seq, (int64_t)time(NULL), limit, true };
-	int rc = min_seq == NO_MIN ? query_sql_prepare(db, f, max_seq, limit, &st)
-				   : query_sql_prepare_scoped(db, f, &scope, &st);
+	int rc = check_statement(f, min_seq, max_seq, limit, &st);
 
 	if (rc != 0)
 		ck_abort_msg("%s: query_sql_prepare failed", what);
@@ -317,7 +332,10 @@ static size_t check_range(const struct filter *f, int64_t min_seq, int64_t max_s
 	}
 	if (rc != SQLITE_DONE || row != nwant)
 		ck_abort_msg("%s: %zu rows (rc %d), want %zu", what, row, rc, nwant);
-	sqlite3_finalize(st);
+	if (cached)
+		stmt_cache_release(cached, st);
+	else
+		sqlite3_finalize(st);
 	return row;
 }
 
@@ -414,21 +432,22 @@ static uint32_t random_filter(struct filter *f)
 	return f->has_limit ? f->limit : NO_LIMIT;
 }
 
-START_TEST(test_differential)
+/* Runs NFILTERS random filters, each at the whole table and at two random
+ * (min_seq, max_seq] ranges; returns how many found something. */
+static size_t run_random_filters(size_t *empty_filters)
 {
 	const int64_t max_seqs[] = {
 		0, 1, last_seq / 3, last_seq / 2, last_seq - 1, last_seq, last_seq + 100
 	};
 	enum { NMAX_SEQS = sizeof(max_seqs) / sizeof(max_seqs[0]) };
-	size_t nonempty = 0, empty_filters = 0;
+	size_t nonempty = 0;
 	char what[64];
 
-	rng_state = 77;
 	for (int i = 0; i < NFILTERS; i++) {
 		struct filter f;
 		uint32_t limit = random_filter(&f);
 
-		empty_filters += filter_is_empty(&f);
+		*empty_filters += filter_is_empty(&f);
 		/* Every filter at the full table, then another cut-off and a
 		 * (min_seq, max_seq] range as a resumed subscription asks. */
 		snprintf(what, sizeof(what), "filter %d at max_seq %lld", i, (long long)last_seq);
@@ -443,10 +462,39 @@ START_TEST(test_differential)
 		}
 		filter_free(&f);
 	}
+	return nonempty;
+}
+
+START_TEST(test_differential)
+{
+	size_t nonempty, empty_filters = 0;
+
+	rng_state = 77;
+	nonempty = run_random_filters(&empty_filters);
 	/* The generator must exercise both outcomes, or the test proves little. */
 	ck_assert_uint_gt(nonempty, NFILTERS / 4);
 	ck_assert_uint_lt(nonempty, NFILTERS - NFILTERS / 10);
 	ck_assert_uint_gt(empty_filters, 10);
+}
+END_TEST
+
+/* The same comparisons through a small statement cache: kept statements
+ * run again with other values, and others are evicted and prepared anew;
+ * every answer must still be the reference's. */
+START_TEST(test_differential_cached)
+{
+	size_t empty_filters = 0;
+
+	cached = stmt_cache_new(db, 8);
+	ck_assert_ptr_nonnull(cached);
+	rng_state = 78;
+	ck_assert_uint_gt(run_random_filters(&empty_filters), NFILTERS / 4);
+	/* 3 statements per filter: some shapes repeat (reuse), more than 8
+	 * differ (eviction). */
+	ck_assert_uint_lt(stmt_cache_prepared(cached), 3 * (size_t)NFILTERS * 9 / 10);
+	ck_assert_uint_gt(stmt_cache_prepared(cached), 8);
+	stmt_cache_free(cached);
+	cached = NULL;
 }
 END_TEST
 
@@ -786,6 +834,7 @@ static Suite *query_sql_suite(void)
 	tcase_add_test(tc, test_values_are_bound);
 	tcase_add_test(tc, test_tag_case_and_length);
 	tcase_add_test(tc, test_differential);
+	tcase_add_test(tc, test_differential_cached);
 	tcase_add_test(tc, test_count_and_pubkeys_differential);
 	tcase_add_test(tc, test_export_differential);
 	tcase_add_test(tc, test_delete_matches_count);
