@@ -83,6 +83,9 @@ static const struct config_key config_keys[] = {
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
 	U32(db_wal_buffer, "storage", "1", 0, 1,
 	    "1: write each commit's WAL pages in a few large writes at the end of the commit"),
+	U32(wal_max_mb, "storage", "512", 64, 65536,
+	    "MiB of WAL at which the writer checkpoints itself (a stall of the live path) instead"
+	    " of leaving it to the checkpoint thread; the WAL file is cut back to this size"),
 	U32(writer_nice, "storage", "10", 0, 19,
 	    "nice value of stored's writer and checkpoint threads, so the threads that answer"
 	    " clients go first when the CPU is short (0: same priority)"),

@@ -17,8 +17,13 @@
  * checkpoints cost less in all; SQLite's default of 1000 measured ~20% more
  * writer time in bench/storebench. */
 #define CHECKPOINT_WAKE_PAGES 4000
-/* Past this (about 64 MiB of WAL) the writer checkpoints itself. */
+/* Past this (128 MiB of WAL with 8 KiB pages) the writer checkpoints
+ * itself, unless checkpointer_limit_wal() sets another bound. */
 #define CHECKPOINT_HARD_PAGES 16384
+/* A WAL file starts with a 32-byte header; each frame is its page and a
+ * 24-byte header. */
+#define WAL_FILE_HEADER 32
+#define WAL_FRAME_HEADER 24
 
 struct checkpointer {
 	sqlite3 *db;
@@ -28,6 +33,7 @@ struct checkpointer {
 	bool poked, stop;
 	atomic_ulong runs;
 	int poked_at; /* the WAL's size at the last poke (writer's thread only) */
+	int hard_pages; /* the writer checkpoints itself past this (its thread only) */
 	int nice;     /* the thread's nice value (prio.h) */
 };
 
@@ -64,6 +70,7 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
 	if (!cp)
 		return NULL;
 	cp->nice = nice;
+	cp->hard_pages = CHECKPOINT_HARD_PAGES;
 	pthread_mutex_init(&cp->lock, NULL);
 	pthread_cond_init(&cp->wake, NULL);
 	/* A writable connection: a checkpoint writes the database file.  It
@@ -89,21 +96,25 @@ bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 		pthread_cond_signal(&cp->wake);
 		pthread_mutex_unlock(&cp->lock);
 	}
-	return wal_pages >= CHECKPOINT_HARD_PAGES;
+	return wal_pages >= cp->hard_pages;
 }
 
-int checkpointer_limit_wal(sqlite3 *writer)
+int checkpointer_limit_wal(struct checkpointer *cp, sqlite3 *writer, int64_t max_bytes)
 {
-	int64_t page = 0;
+	int64_t page = 0, frames;
 	char sql[64];
 
 	if (db_page_size(writer, &page) || page <= 0)
 		return ERR_DB;
-	/* A WAL frame is its page plus a 24-byte header; the file starts
-	 * with a 32-byte header. */
+	frames = (max_bytes - WAL_FILE_HEADER) / (page + WAL_FRAME_HEADER);
+	if (frames <= CHECKPOINT_WAKE_PAGES || frames > INT32_MAX)
+		return ERR_INVAL;
 	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%lld",
-		 (long long)(CHECKPOINT_HARD_PAGES * (page + 24) + 32));
-	return sqlite3_exec(writer, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : ERR_DB;
+		 (long long)(frames * (page + WAL_FRAME_HEADER) + WAL_FILE_HEADER));
+	if (sqlite3_exec(writer, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return ERR_DB;
+	cp->hard_pages = (int)frames;
+	return 0;
 }
 
 void checkpointer_stop(struct checkpointer *cp)

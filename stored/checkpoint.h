@@ -9,7 +9,11 @@
  * Because a checkpoint running beside a busy writer rarely catches up with
  * it, the writer still checkpoints itself when the WAL passes a hard bound
  * (checkpointer_after_commit()): the WAL stays bounded and that last
- * checkpoint only has the few pages the thread has not copied yet.  While
+ * checkpoint only has the few pages the thread has not copied yet.  Its
+ * sync of the database file is a stall of the live path (30-50 ms on the
+ * bench machine), so the bound is large (wal_max_mb, 512 MiB by default):
+ * at 1000 events/s the thread's passes let the WAL start over on their own
+ * most of the time, and the writer's rarely.  While
  * the thread's own pass runs, the writer's gets SQLITE_BUSY and the WAL
  * keeps growing under a flood (235 MB seen after 200k events with 64
  * connections); checkpointer_limit_wal() makes SQLite cut the file back to
@@ -20,6 +24,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 struct checkpointer;
 
@@ -36,9 +41,16 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
  */
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
 
-/* Sets the writer's connection to truncate its WAL file to the hard bound
- * whenever the WAL starts over past it (journal_size_limit).  0 or ERR_DB. */
-int checkpointer_limit_wal(sqlite3 *writer);
+/*
+ * Sets the hard bound to the WAL frames that fit in max_bytes on the
+ * writer's connection (its page size decides; CHECKPOINT_HARD_PAGES in
+ * checkpoint.c until this is called), and makes that connection truncate
+ * its WAL file to max_bytes whenever the WAL starts over past it
+ * (journal_size_limit).  Call from the writer's thread before its first
+ * commit.  Returns 0, ERR_INVAL (max_bytes holds no more frames than the
+ * thread's wake threshold) or ERR_DB.
+ */
+int checkpointer_limit_wal(struct checkpointer *cp, sqlite3 *writer, int64_t max_bytes);
 
 /* Stops the thread (finishing a checkpoint in progress) and frees it.
  * NULL-safe. */

@@ -469,7 +469,8 @@ int writer_start(struct stored *s, pthread_t *thread)
 	}
 	w->checkpointer =
 	    checkpointer_start(s->db_path, s->cfg.db_synchronous, (int)s->cfg.writer_nice);
-	if (w->checkpointer && checkpointer_limit_wal(w->db))
+	if (w->checkpointer &&
+	    checkpointer_limit_wal(w->checkpointer, w->db, (int64_t)s->cfg.wal_max_mb << 20))
 		log_warnx("cannot limit the WAL file's size: %s", sqlite3_errmsg(w->db));
 	if (w->checkpointer)
 		sqlite3_wal_hook(w->db, writer_wal_hook, w);

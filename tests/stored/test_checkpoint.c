@@ -8,10 +8,11 @@
  *     into the database file (which grows to hold the rows), without the
  *     writer waiting for it;
  *   - checkpointer_after_commit() asks the writer to checkpoint itself only
- *     past the hard bound, and a writer checkpoint there lets the WAL
+ *     past the hard bound (the frames that fit in the size given to
+ *     checkpointer_limit_wal), and a writer checkpoint there lets the WAL
  *     start over (the next commits report a small WAL); a WAL that grew
- *     past the bound meanwhile is cut back to it in the file
- *     (checkpointer_limit_wal);
+ *     past the bound meanwhile is cut back to it in the file; a bound too
+ *     small for the thread to work under is refused;
  *   - stopping with nothing to do is clean.
  */
 #include <check.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../../common/err.h"
 #include "../../stored/checkpoint.h"
 #include "../../stored/db.h"
 #include "../support/suite.h"
@@ -130,20 +132,27 @@ static long wal_file_size(void)
 	return (long)st.st_size;
 }
 
+/* The frames of 8 KiB pages that fit in 64 MiB of WAL file (a 32-byte file
+ * header, 24 bytes per frame), and the file's size when holding them. */
+#define BOUND_FRAMES ((64L * 1024 * 1024 - 32) / (8192 + 24))
+#define BOUND_BYTES (BOUND_FRAMES * (8192 + 24) + 32)
+
 START_TEST(hard_bound_lets_the_wal_restart)
 {
 	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
 	bool asked = false;
-	long bound = 16384L * (8192 + 24) + 32;
+	long bound = BOUND_BYTES;
 
 	ck_assert_ptr_nonnull(cp);
-	ck_assert_int_eq(checkpointer_limit_wal(db), 0);
+	ck_assert_int_eq(checkpointer_limit_wal(cp, db, 64L * 1024 * 1024), 0);
 	for (int i = 0; i < 400 && !asked; i++) {
 		commit_rows(100);
 		asked = checkpointer_after_commit(cp, wal_pages);
+		/* Asked exactly from the bound the size gives, not before. */
+		ck_assert_int_eq(asked, wal_pages >= BOUND_FRAMES);
 	}
 	ck_assert(asked);
-	ck_assert_int_ge(wal_pages, 16384);
+	ck_assert_int_ge(wal_pages, BOUND_FRAMES);
 	/* As when the writer's checkpoints were busy for a while. */
 	for (int i = 0; i < 10; i++)
 		commit_rows(100);
@@ -162,6 +171,20 @@ START_TEST(hard_bound_lets_the_wal_restart)
 	ck_assert_int_lt(wal_pages, 100);
 	ck_assert_int_le(wal_file_size(), bound);
 	ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	checkpointer_stop(cp);
+}
+END_TEST
+
+/* A bound that leaves the thread no room to work before the writer must
+ * is refused, and the default bound stays. */
+START_TEST(bound_too_small)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+
+	ck_assert_ptr_nonnull(cp);
+	ck_assert_int_eq(checkpointer_limit_wal(cp, db, 16L * 1024 * 1024), ERR_INVAL);
+	ck_assert(!checkpointer_after_commit(cp, 16383));
+	ck_assert(checkpointer_after_commit(cp, 16384));
 	checkpointer_stop(cp);
 }
 END_TEST
@@ -188,6 +211,7 @@ int main(void)
 	tcase_add_test(tc, quiet_below_threshold);
 	tcase_add_test(tc, wakes_and_copies);
 	tcase_add_test(tc, hard_bound_lets_the_wal_restart);
+	tcase_add_test(tc, bound_too_small);
 	tcase_add_test(tc, stop_idle);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
