@@ -85,6 +85,23 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
 	return cp;
 }
 
+static void checkpointer_poke(struct checkpointer *cp, int wal_pages)
+{
+	pthread_mutex_lock(&cp->lock);
+	cp->poked = true;
+	pthread_cond_signal(&cp->wake);
+	pthread_mutex_unlock(&cp->lock);
+	cp->poked_at = wal_pages;
+}
+
+void checkpointer_idle(struct checkpointer *cp, int wal_pages)
+{
+	if (wal_pages < cp->poked_at)
+		cp->poked_at = 0; /* the WAL was reset: it starts over */
+	if (wal_pages > cp->poked_at)
+		checkpointer_poke(cp, wal_pages);
+}
+
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 {
 	if (wal_pages < cp->poked_at)

@@ -42,6 +42,17 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
 
 /*
+ * Called by the writer when it has had nothing to commit for a while, with
+ * the WAL's size in pages: wakes the thread if the WAL grew since its last
+ * wake.  After a flood the WAL holds up to CHECKPOINT_WAKE_PAGES the thread
+ * was never woken for; once it has copied them, the writer's next commit
+ * starts the WAL over, instead of carrying it on towards the hard bound and
+ * a checkpoint of the writer's own in the middle of the live traffic that
+ * follows.  Never blocks.
+ */
+void checkpointer_idle(struct checkpointer *cp, int wal_pages);
+
+/*
  * Sets the hard bound to the WAL frames that fit in max_bytes on the
  * writer's connection (its page size decides; CHECKPOINT_HARD_PAGES in
  * checkpoint.c until this is called), and makes that connection truncate

@@ -39,6 +39,7 @@ struct writer {
 	int64_t last_expiry;
 	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
 	int wal_pages; /* the WAL's size after the last commit */
+	bool idle_told; /* the checkpointer heard of this idle spell */
 	size_t unpublished; /* events of the committing batch the broadcaster has not had */
 };
 
@@ -56,6 +57,7 @@ static int writer_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
  * copy it here when the WAL is past its bound. */
 static void writer_checkpoint(struct writer *w)
 {
+	w->idle_told = false;
 	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
 		return;
 	if (sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
@@ -236,6 +238,18 @@ static void writer_retention(struct writer *w)
 	}
 }
 
+/* How long the writer waits for work before the checkpoint thread may copy
+ * what it has not been woken for (checkpoint.h, checkpointer_idle). */
+#define WRITER_IDLE_MS 200
+
+/* The first wait of an idle spell is cut to WRITER_IDLE_MS when the WAL
+ * holds anything, so the checkpointer hears of the spell once. */
+static bool writer_idle_due(const struct writer *w, int timeout)
+{
+	return w->checkpointer && w->wal_pages > 0 && !w->idle_told &&
+	       (timeout < 0 || timeout > WRITER_IDLE_MS);
+}
+
 /* Waits for the first job of a batch, running the expiry job when due. */
 static struct write_job *writer_wait(struct writer *w)
 {
@@ -259,7 +273,16 @@ static struct write_job *writer_wait(struct writer *w)
 		}
 		if (timeout < 0 || timeout > interval * 1000)
 			timeout = (int)(interval * 1000);
-		job = queue_pop_timed(w->s->write_q, timeout);
+		if (writer_idle_due(w, timeout)) {
+			job = queue_pop_timed(w->s->write_q, WRITER_IDLE_MS);
+			if (!job) {
+				checkpointer_idle(w->checkpointer, w->wal_pages);
+				w->idle_told = true;
+				continue;
+			}
+		} else {
+			job = queue_pop_timed(w->s->write_q, timeout);
+		}
 		if (job && job->wake) {
 			write_job_free(job); /* search_index_due_in_ms() sees why */
 			continue;

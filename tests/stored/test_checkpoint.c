@@ -13,6 +13,8 @@
  *     start over (the next commits report a small WAL); a WAL that grew
  *     past the bound meanwhile is cut back to it in the file; a bound too
  *     small for the thread to work under is refused;
+ *   - an idle writer's word (checkpointer_idle) has the thread copy what
+ *     is below the threshold, once per growth, and the WAL then starts over;
  *   - stopping with nothing to do is clean.
  */
 #include <check.h>
@@ -122,6 +124,31 @@ START_TEST(wakes_and_copies)
 }
 END_TEST
 
+/* An idle writer lets the thread copy what it was not woken for, once per
+ * growth of the WAL, and the next commit starts the WAL over. */
+START_TEST(idle_copies_the_rest)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+	long before = db_file_size();
+
+	ck_assert_ptr_nonnull(cp);
+	commit_rows(50);
+	ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	ck_assert_int_lt(wal_pages, 4000); /* below the wake threshold */
+	checkpointer_idle(cp, wal_pages);
+	wait_runs(cp, 1);
+	ck_assert_int_gt(db_file_size(), before);
+	/* Nothing new since: no second pass. */
+	checkpointer_idle(cp, wal_pages);
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	nanosleep(&pause, NULL);
+	ck_assert_uint_eq(checkpointer_runs(cp), 1);
+	commit_rows(5);
+	ck_assert_int_lt(wal_pages, 50); /* started over */
+	checkpointer_stop(cp);
+}
+END_TEST
+
 static long wal_file_size(void)
 {
 	char wal[TMPDIR_FILE_MAX + 8];
@@ -210,6 +237,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, quiet_below_threshold);
 	tcase_add_test(tc, wakes_and_copies);
+	tcase_add_test(tc, idle_copies_the_rest);
 	tcase_add_test(tc, hard_bound_lets_the_wal_restart);
 	tcase_add_test(tc, bound_too_small);
 	tcase_add_test(tc, stop_idle);
