@@ -41,6 +41,12 @@ static sqlite3_stmt *take(struct stmt_cache *c, const char *sql)
 	return st;
 }
 
+/* Takes the statement for sql and gives it back unused. */
+static void use(struct stmt_cache *c, const char *sql)
+{
+	stmt_cache_release(c, take(c, sql));
+}
+
 /* The one value `SELECT ?1`-style statement st gives, bound or not. */
 static int64_t first_value(sqlite3_stmt *st)
 {
@@ -63,7 +69,7 @@ START_TEST(reuses_by_text)
 	ck_assert_int_eq(first_value(again), 2);
 	stmt_cache_release(c, again);
 	/* A different text is a different statement. */
-	stmt_cache_release(c, take(c, "SELECT ?1 + 2"));
+	use(c, "SELECT ?1 + 2");
 	ck_assert_uint_eq(stmt_cache_prepared(c), 2);
 	stmt_cache_free(c);
 }
@@ -93,15 +99,15 @@ START_TEST(evicts_least_recently_used)
 {
 	struct stmt_cache *c = stmt_cache_new(db, 2);
 
-	stmt_cache_release(c, take(c, "SELECT 1"));
-	stmt_cache_release(c, take(c, "SELECT 2"));
-	stmt_cache_release(c, take(c, "SELECT 1")); /* 2 is now the oldest */
-	stmt_cache_release(c, take(c, "SELECT 3")); /* evicts 2 */
+	use(c, "SELECT 1");
+	use(c, "SELECT 2");
+	use(c, "SELECT 1"); /* 2 is now the oldest */
+	use(c, "SELECT 3"); /* evicts 2 */
 	ck_assert_uint_eq(stmt_cache_prepared(c), 3);
-	stmt_cache_release(c, take(c, "SELECT 1"));
-	stmt_cache_release(c, take(c, "SELECT 3"));
+	use(c, "SELECT 1");
+	use(c, "SELECT 3");
 	ck_assert_uint_eq(stmt_cache_prepared(c), 3);
-	stmt_cache_release(c, take(c, "SELECT 2")); /* prepared again */
+	use(c, "SELECT 2"); /* prepared again */
 	ck_assert_uint_eq(stmt_cache_prepared(c), 4);
 	stmt_cache_free(c);
 }
@@ -134,9 +140,9 @@ START_TEST(all_entries_out)
 	ck_assert_int_eq(first_value(extra), 2);
 	stmt_cache_release(c, extra); /* finalized: not kept */
 	stmt_cache_release(c, kept);
-	stmt_cache_release(c, take(c, "SELECT 1"));
+	use(c, "SELECT 1");
 	ck_assert_uint_eq(stmt_cache_prepared(c), 2);
-	stmt_cache_release(c, take(c, "SELECT 2"));
+	use(c, "SELECT 2");
 	ck_assert_uint_eq(stmt_cache_prepared(c), 3);
 	stmt_cache_free(c);
 }
@@ -150,8 +156,8 @@ START_TEST(bad_text_fails)
 
 	ck_assert_int_eq(stmt_cache_take(c, bad, strlen(bad), &st), ERR_DB);
 	ck_assert_uint_eq(stmt_cache_prepared(c), 0);
-	stmt_cache_release(c, take(c, "SELECT 1"));
-	stmt_cache_release(c, take(c, "SELECT 1"));
+	use(c, "SELECT 1");
+	use(c, "SELECT 1");
 	ck_assert_uint_eq(stmt_cache_prepared(c), 1);
 	stmt_cache_release(c, NULL);
 	stmt_cache_free(c);
