@@ -464,6 +464,19 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
+/* Applies wal_max_mb (checkpoint.h); on failure the checkpointer keeps its
+ * default bound, and the operator is told why. */
+static void writer_limit_wal(struct writer *w)
+{
+	int rc = checkpointer_limit_wal(w->checkpointer, w->db, (int64_t)w->s->cfg.wal_max_mb << 20);
+
+	if (rc == ERR_INVAL)
+		log_warnx("wal_max_mb = %u holds too few pages of this database's size; keeping the"
+			  " default bound", w->s->cfg.wal_max_mb);
+	else if (rc)
+		log_warnx("cannot limit the WAL file's size: %s", sqlite3_errmsg(w->db));
+}
+
 int writer_start(struct stored *s, pthread_t *thread)
 {
 	struct writer *w = calloc(1, sizeof(*w));
@@ -492,9 +505,8 @@ int writer_start(struct stored *s, pthread_t *thread)
 	}
 	w->checkpointer =
 	    checkpointer_start(s->db_path, s->cfg.db_synchronous, (int)s->cfg.writer_nice);
-	if (w->checkpointer &&
-	    checkpointer_limit_wal(w->checkpointer, w->db, (int64_t)s->cfg.wal_max_mb << 20))
-		log_warnx("cannot limit the WAL file's size: %s", sqlite3_errmsg(w->db));
+	if (w->checkpointer)
+		writer_limit_wal(w);
 	if (w->checkpointer)
 		sqlite3_wal_hook(w->db, writer_wal_hook, w);
 	else
