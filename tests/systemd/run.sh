@@ -133,14 +133,17 @@ prepare_root() {
 		"$root/etc/crelay/relay.conf"
 	grep -q "^port = $port\$" "$root/etc/crelay/relay.conf" || die "could not set the port"
 	# systemctl forgets a cleanly stopped unit's exit status at once; this
-	# test-only drop-in logs it to the journal, where the test reads it.
+	# test-only drop-in logs it to the journal, where the test reads it.  The
+	# line names its run: journald files a line of a unit restarted at once
+	# under whichever run the unit has when it reads the line, often the
+	# new one.
 	local u
 	for u in stored.service relayd@.service; do
 		mkdir -p "$root/etc/systemd/system/$u.d"
 		cat >"$root/etc/systemd/system/$u.d/test-exit.conf" <<-'EOF'
 			# written by tests/systemd/run.sh: logs how the main process ended
 			[Service]
-			ExecStopPost=/bin/sh -c 'echo "test-exit: $$EXIT_CODE $$EXIT_STATUS"'
+			ExecStopPost=/bin/sh -c 'echo "test-exit: $$EXIT_CODE $$EXIT_STATUS ($$INVOCATION_ID)"'
 		EOF
 	done
 }

@@ -76,20 +76,23 @@ async function unit(name) {
  * the line run.sh's drop-in logs after the main process ended ("exited 0",
  * "killed 9", ...), or systemd's "Failed with result ..." when there is one.
  * (systemctl show cannot say: a unit that stopped cleanly is unloaded at
- * once, with its exit status.) */
+ * once, with its exit status.)  The drop-in's line is found by the run it
+ * names, not by the run journald filed it under: for a unit restarted at
+ * once, journald often files it under the new run. */
 async function howEnded(invocation) {
   let text = '';
+  let exit = null;
+  const line = new RegExp(`^test-exit: (.*) \\(${invocation}\\)$`, 'm');
   await until(async () => {
     text = await ct('journalctl', '--no-pager', '-o', 'cat', `INVOCATION_ID=${invocation}`,
       '+', `_SYSTEMD_INVOCATION_ID=${invocation}`);
+    exit = (await ct('journalctl', '--no-pager', '-o', 'cat')).match(line);
     /* The drop-in's line comes from its own process's stdout, which
      * journald may store after systemd's "Deactivated" message. */
-    return /Failed with result/.test(text) ||
-      (/Deactivated successfully/.test(text) && /^test-exit: /m.test(text));
+    return /Failed with result/.test(text) || (/Deactivated successfully/.test(text) && exit);
   }, { timeout: 5000, what: `the end of invocation ${invocation} in the journal` }).catch(() => {});
   const failed = text.match(/Failed with result .*/);
   if (failed) return `${failed[0]}\n${text}`;
-  const exit = text.match(/^test-exit: (.*)$/m);
   return exit ? exit[1] : `no test-exit line\n${text}`;
 }
 
