@@ -85,34 +85,44 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
 	return cp;
 }
 
-static void checkpointer_poke(struct checkpointer *cp, int wal_pages)
+/* Wakes the thread for a WAL of wal_pages.  Without may_wait it gives up
+ * rather than wait for the lock (a commit must not), and the next commit
+ * tries again. */
+static void checkpointer_poke(struct checkpointer *cp, int wal_pages, bool may_wait)
 {
-	pthread_mutex_lock(&cp->lock);
+	if (may_wait)
+		pthread_mutex_lock(&cp->lock);
+	else if (pthread_mutex_trylock(&cp->lock))
+		return;
 	cp->poked = true;
 	pthread_cond_signal(&cp->wake);
 	pthread_mutex_unlock(&cp->lock);
 	cp->poked_at = wal_pages;
 }
 
-void checkpointer_idle(struct checkpointer *cp, int wal_pages)
+/* Pages the WAL grew by since the thread was last woken. */
+static int checkpointer_unwoken(struct checkpointer *cp, int wal_pages)
 {
 	if (wal_pages < cp->poked_at)
 		cp->poked_at = 0; /* the WAL was reset: it starts over */
-	if (wal_pages > cp->poked_at)
-		checkpointer_poke(cp, wal_pages);
+	return wal_pages - cp->poked_at;
+}
+
+bool checkpointer_idle_due(struct checkpointer *cp, int wal_pages)
+{
+	return checkpointer_unwoken(cp, wal_pages) > 0;
+}
+
+void checkpointer_idle(struct checkpointer *cp, int wal_pages)
+{
+	if (checkpointer_idle_due(cp, wal_pages))
+		checkpointer_poke(cp, wal_pages, true);
 }
 
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 {
-	if (wal_pages < cp->poked_at)
-		cp->poked_at = 0; /* the WAL was reset: it starts over */
-	if (wal_pages - cp->poked_at >= CHECKPOINT_WAKE_PAGES &&
-	    pthread_mutex_trylock(&cp->lock) == 0) {
-		cp->poked = true;
-		cp->poked_at = wal_pages;
-		pthread_cond_signal(&cp->wake);
-		pthread_mutex_unlock(&cp->lock);
-	}
+	if (checkpointer_unwoken(cp, wal_pages) >= CHECKPOINT_WAKE_PAGES)
+		checkpointer_poke(cp, wal_pages, false);
 	return wal_pages >= cp->hard_pages;
 }
 

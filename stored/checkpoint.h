@@ -51,6 +51,9 @@ bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
  * follows.  Never blocks.
  */
 void checkpointer_idle(struct checkpointer *cp, int wal_pages);
+/* Whether checkpointer_idle() would wake the thread now (writer's thread
+ * only, like the two calls above). */
+bool checkpointer_idle_due(struct checkpointer *cp, int wal_pages);
 
 /*
  * Sets the hard bound to the WAL frames that fit in max_bytes on the

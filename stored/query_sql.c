@@ -301,18 +301,6 @@ static void sb_release(struct sql_builder *sb)
 	buf_free(&sb->fts);
 }
 
-int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
-			     sqlite3_stmt **out)
-{
-	struct sql_builder sb = { 0 };
-	int rc;
-
-	sb_filter(&sb, f, scope, SHAPE_ROWS);
-	rc = sb_prepare(db, &sb, out);
-	sb_release(&sb);
-	return rc;
-}
-
 int query_sql_take_scoped(sqlite3 *db, struct stmt_cache *cache, const struct filter *f,
 			  const struct query_scope *scope, sqlite3_stmt **out)
 {
@@ -323,6 +311,12 @@ int query_sql_take_scoped(sqlite3 *db, struct stmt_cache *cache, const struct fi
 	rc = sb_prepare_in(db, cache, &sb, out);
 	sb_release(&sb);
 	return rc;
+}
+
+int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			     sqlite3_stmt **out)
+{
+	return query_sql_take_scoped(db, NULL, f, scope, out);
 }
 
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,

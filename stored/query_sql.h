@@ -48,7 +48,8 @@ int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct q
 /*
  * The same statement taken from cache (stmt_cache.h) on db, so a text seen
  * before is bound again instead of prepared.  Returns as above; the caller
- * gives *out back with stmt_cache_release(), never finalizes it.
+ * gives *out back with stmt_cache_release(), never finalizes it.  With a
+ * NULL cache this is query_sql_prepare_scoped().
  */
 int query_sql_take_scoped(sqlite3 *db, struct stmt_cache *cache, const struct filter *f,
 			  const struct query_scope *scope, sqlite3_stmt **out);

@@ -99,6 +99,23 @@ static struct stmt_entry *stmt_cache_slot(struct stmt_cache *c)
 	return oldest;
 }
 
+/* Files a newly prepared st under its text; NULL (st not kept) without
+ * memory or when every entry is out. */
+static struct stmt_entry *stmt_cache_keep(struct stmt_cache *c, const char *sql, size_t len,
+					  uint64_t hash, sqlite3_stmt *st)
+{
+	char *copy = malloc(len ? len : 1);
+	struct stmt_entry *e = copy ? stmt_cache_slot(c) : NULL;
+
+	if (!e) {
+		free(copy);
+		return NULL;
+	}
+	memcpy(copy, sql, len);
+	*e = (struct stmt_entry){ copy, len, hash, st, 0, false };
+	return e;
+}
+
 int stmt_cache_take(struct stmt_cache *c, const char *sql, size_t len, sqlite3_stmt **out)
 {
 	uint64_t hash = stmt_hash(sql, len);
@@ -110,21 +127,11 @@ int stmt_cache_take(struct stmt_cache *c, const char *sql, size_t len, sqlite3_s
 		    SQLITE_OK)
 			return ERR_DB;
 		c->prepared++;
-		e = stmt_cache_slot(c);
-		if (!e) { /* every entry is out: this one is not kept */
+		e = stmt_cache_keep(c, sql, len, hash, st);
+		if (!e) {
 			*out = st;
 			return 0;
 		}
-		e->sql = malloc(len ? len : 1);
-		if (!e->sql) { /* the slot stays empty; the statement is not kept */
-			e->st = NULL;
-			*out = st;
-			return 0;
-		}
-		memcpy(e->sql, sql, len);
-		e->len = len;
-		e->hash = hash;
-		e->st = st;
 	}
 	e->out = true;
 	e->last_used = ++c->clock;

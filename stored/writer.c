@@ -39,7 +39,6 @@ struct writer {
 	int64_t last_expiry;
 	struct checkpointer *checkpointer; /* NULL: SQLite's automatic checkpoint */
 	int wal_pages; /* the WAL's size after the last commit */
-	bool idle_told; /* the checkpointer heard of this idle spell */
 	size_t unpublished; /* events of the committing batch the broadcaster has not had */
 };
 
@@ -57,7 +56,6 @@ static int writer_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
  * copy it here when the WAL is past its bound. */
 static void writer_checkpoint(struct writer *w)
 {
-	w->idle_told = false;
 	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
 		return;
 	if (sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
@@ -242,12 +240,13 @@ static void writer_retention(struct writer *w)
  * what it has not been woken for (checkpoint.h, checkpointer_idle). */
 #define WRITER_IDLE_MS 200
 
-/* The first wait of an idle spell is cut to WRITER_IDLE_MS when the WAL
- * holds anything, so the checkpointer hears of the spell once. */
+/* The first wait of an idle spell is cut to WRITER_IDLE_MS while the WAL
+ * holds pages the checkpoint thread was not woken for; once it is woken,
+ * the writer waits its full time again. */
 static bool writer_idle_due(const struct writer *w, int timeout)
 {
-	return w->checkpointer && w->wal_pages > 0 && !w->idle_told &&
-	       (timeout < 0 || timeout > WRITER_IDLE_MS);
+	return w->checkpointer && timeout > WRITER_IDLE_MS &&
+	       checkpointer_idle_due(w->checkpointer, w->wal_pages);
 }
 
 /* Waits for the first job of a batch, running the expiry job when due. */
@@ -277,7 +276,6 @@ static struct write_job *writer_wait(struct writer *w)
 			job = queue_pop_timed(w->s->write_q, WRITER_IDLE_MS);
 			if (!job) {
 				checkpointer_idle(w->checkpointer, w->wal_pages);
-				w->idle_told = true;
 				continue;
 			}
 		} else {
