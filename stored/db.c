@@ -7,6 +7,7 @@
 #include "../common/err.h"
 #include "../common/log.h"
 #include "walbuf.h"
+#include "upgrade.h"
 
 #define DB_PAGE_SIZE "8192"
 
@@ -94,7 +95,9 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
 	if (db_exec(db, pragma) || db_exec(db, "PRAGMA foreign_keys=OFF"))
 		return ERR_DB;
-	return db_exec(db, db_schema);
+	if (db_exec(db, db_schema))
+		return ERR_DB;
+	return upgrade_schema(db);
 }
 
 static bool db_wal_buffer;
@@ -170,7 +173,7 @@ void db_close(sqlite3 *db)
 		sqlite3_close(db);
 }
 
-static int db_single_int(sqlite3 *db, const char *sql, int64_t *out)
+int db_read_int(sqlite3 *db, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *st;
 	int rc = ERR_DB;
@@ -188,7 +191,7 @@ static int db_single_int(sqlite3 *db, const char *sql, int64_t *out)
 int db_count_events(sqlite3 *db, uint64_t *count)
 {
 	int64_t n = 0;
-	int rc = db_single_int(db, "SELECT count(*) FROM events", &n);
+	int rc = db_read_int(db, "SELECT count(*) FROM events", &n);
 
 	*count = (uint64_t)n;
 	return rc;
@@ -196,10 +199,10 @@ int db_count_events(sqlite3 *db, uint64_t *count)
 
 int db_max_seq(sqlite3 *db, int64_t *seq)
 {
-	return db_single_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
+	return db_read_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
 }
 
 int db_page_size(sqlite3 *db, int64_t *bytes)
 {
-	return db_single_int(db, "PRAGMA page_size", bytes);
+	return db_read_int(db, "PRAGMA page_size", bytes);
 }

@@ -7,6 +7,7 @@
 #include "../common/err.h"
 #include "../common/hex.h"
 #include "../common/log.h"
+#include "tagval.h"
 
 #define KIND_DELETION 5
 #define KIND_VANISH 62
@@ -271,13 +272,13 @@ static int erase_vanish(struct erase *e, const struct event *req)
 {
 	char hex[2 * EVENT_PUBKEY_LEN + 1];
 
-	/* Tag values are stored as the text the event carried: hex for `p`. */
+	/* A `p` value as events carry it: hex, kept in its packed form. */
 	hex_encode(req->pubkey, EVENT_PUBKEY_LEN, hex);
 	for (int which = ES_DELETE_AUTHOR; which <= ES_TOMBSTONE_VANISH; which++) {
 		sqlite3_stmt *st = e->st[which];
 
 		if (which == ES_DELETE_WRAPS)
-			sqlite3_bind_blob(st, 1, hex, 2 * EVENT_PUBKEY_LEN, SQLITE_STATIC);
+			tagval_bind(st, 1, hex, 2 * EVENT_PUBKEY_LEN);
 		else
 			sqlite3_bind_blob(st, 1, req->pubkey, EVENT_PUBKEY_LEN, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, req->created_at);

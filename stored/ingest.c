@@ -8,6 +8,7 @@
 #include "../common/log.h"
 #include "access.h"
 #include "erase.h"
+#include "tagval.h"
 
 enum ingest_stmt {
 	ST_INSERT_EVENT,
@@ -150,7 +151,7 @@ static int ingest_insert_tags(struct ingest *in, const struct event *ev, int64_t
 		name[0] = ev->tags[i].name;
 		sqlite3_bind_int64(st, 1, seq);
 		sqlite3_bind_text(st, 2, name, 1, SQLITE_TRANSIENT);
-		sqlite3_bind_blob(st, 3, ev->tags[i].value, (int)ev->tags[i].value_len, SQLITE_STATIC);
+		tagval_bind(st, 3, ev->tags[i].value, ev->tags[i].value_len);
 		sqlite3_bind_int64(st, 4, ev->created_at);
 		if (ingest_step_done(in, st))
 			return ERR_DB;

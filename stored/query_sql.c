@@ -9,8 +9,10 @@
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../common/search.h"
+#include "tagval.h"
 
-enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT };
+/* BIND_TAG_VALUE: a tag value as a filter names it, bound in its kept form (tagval.h). */
+enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT, BIND_TAG_VALUE };
 
 struct bind {
 	enum bind_type type;
@@ -92,7 +94,7 @@ static void sb_tag_rows(struct sql_builder *sb, const char *tags, const struct f
 	for (uint32_t i = 0; i < t->nvalues; i++) {
 		if (i)
 			sb_text(sb, ",");
-		sb_bind(sb, BIND_BLOB, 0, t->values[i], (int)t->lens[i]);
+		sb_bind(sb, BIND_TAG_VALUE, 0, t->values[i], (int)t->lens[i]);
 	}
 	sb_text(sb, ")");
 }
@@ -263,6 +265,8 @@ static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
 			sqlite3_bind_int64(st, at, b->value);
 		else if (b->type == BIND_BLOB)
 			sqlite3_bind_blob(st, at, b->ptr, b->len, SQLITE_STATIC);
+		else if (b->type == BIND_TAG_VALUE)
+			tagval_bind(st, at, b->ptr, (size_t)b->len);
 		else
 			sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_TRANSIENT);
 	}

@@ -4,7 +4,8 @@
  * A fixed-seed generator inserts about 2000 events through ingest_event()
  * into a real database (temp directory under /tmp): a small universe of
  * authors, kinds (regular, replaceable and addressable), single-letter tags
- * (lower and upper case, empty values, a value with a NUL byte, a quote) and
+ * (lower and upper case, empty values, a value with a NUL byte, a quote,
+ * 64-digit hex in lower and upper case) and
  * created_at values with many ties; some events are sent twice.  A plain
  * array mirrors what must be stored, applying the NIP-01 replacement rules
  * itself, and the test checks ingest's outcomes agree with it on the way.
@@ -84,8 +85,16 @@ struct value {
 	const char *s;
 	uint32_t len;
 };
-static const struct value values[] = { { "x", 1 }, { "y", 1 },	  { "X", 1 }, { "", 0 },
-				       { "a", 1 }, { "a\0b", 3 }, { "'", 1 }, { "xy", 2 } };
+/* The last three are 64 characters: lowercase hex (kept packed, tagval.h),
+ * the same in uppercase and with one non-hex digit (both kept as text). */
+#define HEX64 "ab01cd23ef45ab01cd23ef45ab01cd23ef45ab01cd23ef45ab01cd23ef45ab01"
+static const struct value values[] = {
+	{ "x", 1 },    { "y", 1 },	  { "X", 1 },
+	{ "", 0 },     { "a", 1 },	  { "a\0b", 3 },
+	{ "'", 1 },    { "xy", 2 },	  { HEX64, 64 },
+	{ "AB01CD23EF45AB01CD23EF45AB01CD23EF45AB01CD23EF45AB01CD23EF45AB01", 64 },
+	{ "ab01cd23ef45ab01cd23ef45ab01cd23ef45ab01cd23ef45ab01cd23ef45ab0g", 64 },
+};
 #define NVALUES (sizeof(values) / sizeof(values[0]))
 
 /* The mirror of the events table. */
