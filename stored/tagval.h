@@ -3,17 +3,19 @@
  *
  * Most indexed tag values are event ids and pubkeys (`e`, `p`): 64
  * lowercase hex digits.  Those are kept as a zero byte followed by their 32
- * bytes, which halves the rows of the table and of its (name, value,
- * created_at) index and the bytes compared on every insert and lookup
- * (bench/RESULTS.md item 24).  Every other value is kept as its own bytes.
+ * bytes, which halves what those values take in the table and in its
+ * (name, value, created_at) index, and the bytes compared on every insert
+ * and lookup (bench/RESULTS.md item 24).  Every other value is kept as its
+ * own bytes.
  *
  * The marker keeps the two forms apart: a value read from a client's JSON
- * never holds a zero byte (a JSON string is read up to its first NUL), so
- * no kept text can equal a packed value.  Uppercase hex is not packed: a
- * filter's "ABC…" must still match only the text "ABC…".
+ * never holds a zero byte (event_parse and filter_parse take a string's
+ * length up to its first NUL), so no kept text can equal a packed value.
+ * Uppercase hex is not packed: a filter's "ABC…" must still match only the
+ * text "ABC…".
  *
  * Everything that writes or looks up tags.value goes through tagval_key();
- * stored/db.c converts databases written before (schema version 0).
+ * stored/upgrade.c converts databases written before (schema version 0).
  */
 #ifndef STORED_TAGVAL_H
 #define STORED_TAGVAL_H
