@@ -5,7 +5,7 @@
 # `make run` and `make test` depend on.
 set -eu
 
-packages="gcc make pkg-config libc6-dev libssl-dev libwebsockets-dev libcjson-dev \
+packages="gcc make pkg-config libc6-dev libssl-dev libwebsockets-dev libwebsockets-evlib-ev libev-dev libcjson-dev \
 libsecp256k1-dev libsqlite3-dev libnng-dev nng-utils check nodejs npm"
 
 missing=""

@@ -58,6 +58,7 @@ struct conn {
 	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
 	struct outq out;
 	bool closing;
+	bool flush_listed;   /* in relayd's flush list (send.h) */
 	struct sub **subs;
 	uint32_t nsubs, subs_cap;
 	struct pending_event *pending;

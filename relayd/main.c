@@ -23,6 +23,7 @@
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "conn.h"
+#include "evloop.h"
 #include "ingress.h"
 #include "iplimit.h"
 #include "link.h"
@@ -140,6 +141,9 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 
 static void relayd_start(struct relayd *r)
 {
+	r->loop = evloop_new();
+	if (!r->loop)
+		fatalx("cannot create the event loop");
 	r->lws = ws_create(r);
 	if (!r->lws)
 		fatalx("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
@@ -178,9 +182,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&signals, NULL, relayd_signals, &r))
 		fatalx("cannot start the signal thread");
 	atomic_store(&r.stop_phase, "leaving the event loop");
-	while (!atomic_load(&r.stopping))
-		if (lws_service(r.lws, 0) < 0)
-			break;
+	evloop_run(r.loop);
 	notify_send("STOPPING=1");
 	/* Stop the producers of mail before the loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
@@ -191,11 +193,13 @@ int main(int argc, char **argv)
 	link_close(&r);
 	atomic_store(&r.stop_phase, "closing the connections");
 	lws_context_destroy(r.lws);
+	evloop_free(r.loop);
 	atomic_store(&r.stop_phase, "freeing memory");
 	mailbox_free(r.mailbox);
 	buf_free(&r.metrics_text);
 	buf_free(&r.stats_json);
 	conn_table_free(r.conns);
+	free(r.flush_ids);
 	free((void *)relayd_cfg(&r));
 	free((void *)r.cfg_retired);
 	iplimit_free(r.iplimit);

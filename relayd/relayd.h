@@ -66,6 +66,12 @@ struct relayd {
 	int instance;          /* the worker id, -i N */
 	uint64_t boot_id;
 	uint64_t started_at;
+	struct evloop *loop;        /* the event loop lws runs on (evloop.h) */
+	/* Connections given frames while the mailbox is drained, written once
+	 * the drain is done (send.h); ids, since a connection may close. */
+	bool draining;
+	uint64_t *flush_ids;
+	size_t nflush, flush_cap;
 	struct lws_context *lws;
 	int listen_fd;              /* our SO_REUSEPORT socket (listen.h) */
 	bool accepting;             /* listen_fd is listening (after the first link up) */

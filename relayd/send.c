@@ -16,6 +16,23 @@
  * that one connection does not hold the loop for long. */
 #define SEND_BATCH_BYTES (64 * 1024)
 
+/* Lists c for send_flush(); ERR_NOMEM leaves it to a WRITEABLE callback. */
+static int send_list(struct relayd *r, struct conn *c)
+{
+	if (r->nflush == r->flush_cap) {
+		size_t cap = r->flush_cap ? 2 * r->flush_cap : 256;
+		uint64_t *grown = realloc(r->flush_ids, cap * sizeof(*grown));
+
+		if (!grown)
+			return ERR_NOMEM;
+		r->flush_ids = grown;
+		r->flush_cap = cap;
+	}
+	r->flush_ids[r->nflush++] = c->id;
+	c->flush_listed = true;
+	return 0;
+}
+
 int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail)
 {
@@ -33,8 +50,33 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 		return ERR_FULL;
 	}
+	if (r->draining && (c->flush_listed || send_list(r, c) == 0))
+		return 0;
 	lws_callback_on_writable(c->wsi);
 	return 0;
+}
+
+void send_flush(struct relayd *r)
+{
+	for (size_t i = 0; i < r->nflush; i++) {
+		struct conn *c = conn_find(r->conns, r->flush_ids[i]);
+
+		if (!c)
+			continue;
+		c->flush_listed = false;
+		if (c->closing || !c->out.first)
+			continue;
+		/* What lws kept of an earlier short write goes first, from
+		 * its own WRITEABLE handling. */
+		if (lws_partial_buffered(c->wsi)) {
+			lws_callback_on_writable(c->wsi);
+		} else if (send_writable(r, c) < 0) {
+			c->closing = true;
+			outq_clear(&c->out);
+			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		}
+	}
+	r->nflush = 0;
 }
 
 /* Frames item at p; returns the bytes written. */

@@ -3,7 +3,13 @@
  *
  * send_frame() only queues and asks libwebsockets for a WRITEABLE callback;
  * send_writable() frames the queued messages itself and writes up to 64 KiB
- * of them with one lws_write.  A client
+ * of them with one lws_write.  Frames queued while the mailbox is drained
+ * (replies and live deliveries) skip the WRITEABLE round trip instead: the
+ * drain lists their connections once each and send_flush() writes to each
+ * at the end, straight away unless libwebsockets still holds part of an
+ * earlier write.  A round trip arms and disarms the socket's POLLOUT, two
+ * epoll_ctl calls per write, which cost fan-out more than the epoll loop
+ * saved (bench/RESULTS.md item 25).  A client
  * whose queue passes max_outbound_bytes is told with a NOTICE-less close
  * (it is not reading, so a NOTICE would only queue behind the rest).
  */
@@ -23,5 +29,7 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail);
 /* Writes queued frames (at least one).  Returns -1 when lws should close the connection. */
 int send_writable(struct relayd *r, struct conn *c);
+/* Writes to every connection send_frame() listed during a drain. */
+void send_flush(struct relayd *r);
 
 #endif

@@ -277,11 +277,14 @@ void service_drain(struct relayd *r)
 {
 	struct mail *m = mailbox_drain(r->mailbox), *next;
 
+	r->draining = true;
 	for (; m; m = next) {
 		next = m->next;
 		service_handle(r, m);
 		mail_free(m);
 	}
+	r->draining = false;
+	send_flush(r);
 }
 
 static void service_expire(struct conn *c, void *arg)

@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "auth.h"
 #include "conn.h"
+#include "evloop.h"
 #include "ingress.h"
 #include "iplimit.h"
 #include "listen.h"
@@ -188,6 +189,15 @@ static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct lws_proce
 	return 0;
 }
 
+/* Another thread called lws_cancel_service(): mail is waiting, or the
+ * signal thread asks the loop to end. */
+static void ws_on_wake(struct relayd *r)
+{
+	service_drain(r);
+	if (atomic_load(&r->stopping))
+		evloop_stop(r->loop);
+}
+
 static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
 		       size_t len)
 {
@@ -209,7 +219,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_HTTP_BODY: nip86_on_body(&pss->http, in, len); return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION: return nip86_on_body_done(r, wsi, &pss->http);
 	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
-	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: service_drain(r); return 0;
+	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: ws_on_wake(r); return 0;
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 }
@@ -235,6 +245,7 @@ struct lws_context *ws_create(struct relayd *r)
 {
 	struct lws_context_creation_info info;
 	struct lws_context *ctx;
+	void *foreign_loops[1] = { evloop_native(r->loop) };
 
 	r->listen_fd = listen_open(relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	if (r->listen_fd < 0) {
@@ -245,7 +256,8 @@ struct lws_context *ws_create(struct relayd *r)
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	info.protocols = ws_protocols;
 	info.user = r;
-	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
+	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_LIBEV;
+	info.foreign_loops = foreign_loops;
 	info.timeout_secs = 30;
 	ctx = lws_create_context(&info);
 	if (!ctx)
