@@ -101,6 +101,15 @@ static void probe_give_up(struct probe_run *r, uint64_t now, uint64_t cutoff)
 	}
 }
 
+static int probe_outstanding(const struct probe *p)
+{
+	int n = 0;
+
+	for (int i = 0; i < PROBE_MAX_OUT; i++)
+		n += p->out[i].used != 0;
+	return n;
+}
+
 static void probe_send(struct probe_run *r)
 {
 	struct probe *p = r->p;
@@ -147,6 +156,11 @@ static void *probe_main(void *arg)
 		}
 		ws_loop_poll(r.loop, now >= next ? 0 : (long)((next - now) / 1000));
 	}
+	/* The REQs still on their way get PROBE_DRAIN_NS to come back: the last
+	 * one sent is usually in flight when the flood ends. */
+	end = clock_ns() + PROBE_DRAIN_NS;
+	while (r.ws && ws_conn_is_open(r.ws) && probe_outstanding(p) && clock_ns() < end)
+		ws_loop_poll(r.loop, 1000);
 	probe_give_up(&r, clock_ns(), UINT64_MAX);
 	ws_loop_free(r.loop);
 	return NULL;

@@ -10,9 +10,10 @@
  * counted as skipped.  Every EOSE is followed by a CLOSE.  Samples are filed
  * under the phase that was current when the REQ was sent.
  *
- * A REQ with no EOSE after PROBE_GIVE_UP_NS, or still unanswered when the
- * probe stops, is recorded with the time it had waited (a lower bound) and
- * counted as lost, so a stall can never hide by silencing the probe.
+ * A REQ with no EOSE after PROBE_GIVE_UP_NS, or still unanswered
+ * PROBE_DRAIN_NS after the probe stops sending, is recorded with the time it
+ * had waited (a lower bound) and counted as lost, so a stall can never hide
+ * by silencing the probe.
  */
 #ifndef BENCH_PROBE_H
 #define BENCH_PROBE_H
@@ -29,6 +30,7 @@ struct hist;
 #define PROBE_MAX_OUT 16
 #define PROBE_PHASES 2 /* 0: baseline (idle relay), 1: under load */
 #define PROBE_GIVE_UP_NS (10 * 1000000000ull)
+#define PROBE_DRAIN_NS (2 * 1000000000ull)
 
 struct probe {
 	/* set before probe_start() */
