@@ -261,7 +261,9 @@ struct lws_context *ws_create(struct relayd *r)
 	info.timeout_secs = 30;
 	ctx = lws_create_context(&info);
 	if (!ctx)
-		log_warnx("cannot start libwebsockets on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+		log_warnx("cannot start libwebsockets on %s:%u (its libev plugin comes with the Debian"
+			  " package libwebsockets-evlib-ev)",
+			  relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	return ctx;
 }
 

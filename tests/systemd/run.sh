@@ -88,6 +88,9 @@ runtime_packages() {
 packages() {
 	{
 		printf '%s\n' systemd dbus procps libwebsockets17 libcjson1 libsecp256k1-1 libsqlite3-0 libnng1
+		# libwebsockets loads its libev plugin with dlopen(), so ldd
+		# does not see it; relayd cannot start without it.
+		printf '%s\n' libwebsockets-evlib-ev
 		runtime_packages
 	} | sort -u | paste -sd, -
 }
