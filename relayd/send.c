@@ -16,6 +16,14 @@
  * that one connection does not hold the loop for long. */
 #define SEND_BATCH_BYTES (64 * 1024)
 
+/* Drops what c has queued and has lws close it once the loop is back. */
+static void send_abort(struct conn *c)
+{
+	c->closing = true;
+	outq_clear(&c->out);
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
 /* Lists c for send_flush(); ERR_NOMEM leaves it to a WRITEABLE callback. */
 static int send_list(struct relayd *r, struct conn *c)
 {
@@ -45,9 +53,7 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 		return ERR_NOMEM;
 	if (c->out.bytes > relayd_cfg(r)->max_outbound_bytes) {
 		log_info("closing %s: %zu bytes queued and not read", c->ip, c->out.bytes);
-		c->closing = true;
-		outq_clear(&c->out);
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		send_abort(c);
 		return ERR_FULL;
 	}
 	if (r->draining && (c->flush_listed || send_list(r, c) == 0))
@@ -71,9 +77,7 @@ void send_flush(struct relayd *r)
 		if (lws_partial_buffered(c->wsi)) {
 			lws_callback_on_writable(c->wsi);
 		} else if (send_writable(r, c) < 0) {
-			c->closing = true;
-			outq_clear(&c->out);
-			lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+			send_abort(c);
 		}
 	}
 	r->nflush = 0;
