@@ -39,6 +39,9 @@ void bundle_flush(struct relayd *r, struct store_bundle *b)
 {
 	if (!b->count)
 		return;
+	/* Known to the service thread before stored can answer (mailbox.h). */
+	mailbox_post_list(r->mailbox, b->pending, b->pending_tail);
+	b->pending = b->pending_tail = NULL;
 	if (bundle_send(r, b))
 		bundle_fail_all(r, b);
 	for (uint32_t i = 0; i < b->count; i++)
@@ -55,11 +58,28 @@ static int64_t bundle_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Lost without memory, as a mail that cannot be allocated always is: the
+ * client then gets no OK for that event. */
+static void bundle_add_pending(struct store_bundle *b, uint64_t conn_id, uint32_t request_id,
+			       const uint8_t event_id[EVENT_ID_LEN])
+{
+	struct mail *m = mail_new_event(MAIL_EVENT_PENDING, conn_id, request_id, event_id);
+
+	if (!m)
+		return;
+	if (b->pending_tail)
+		b->pending_tail->next = m;
+	else
+		b->pending = m;
+	b->pending_tail = m;
+}
+
 void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint64_t conn_id,
 		uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
 {
 	if (b->count == MSG_BUNDLE_MAX || (b->count && b->bytes + msg->len > BUNDLE_MAX_BYTES))
 		bundle_flush(r, b);
+	bundle_add_pending(b, conn_id, request_id, event_id);
 	b->parts[b->count] = *msg;
 	*msg = (struct buf)BUF_INIT;
 	b->conn_id[b->count] = conn_id;

@@ -9,7 +9,9 @@
  * BUNDLE_MAX_WAIT_US (so stored can start committing the first events of a
  * long run while the lane still verifies the rest).  An idle lane therefore
  * adds no delay, and a busy one makes one nng hand-off per few events
- * instead of one per event.
+ * instead of one per event.  The service thread learns of the events it
+ * must answer (MAIL_EVENT_PENDING) in the same batch, posted together just
+ * before the send, so the loop is woken once per bundle, not per event.
  * Not thread-safe: each lane owns its bundle.
  */
 #ifndef RELAYD_BUNDLE_H
@@ -30,6 +32,8 @@ struct relayd;
 /* The longest an event waits in a bundle for others. */
 #define BUNDLE_MAX_WAIT_US 300
 
+struct mail;
+
 struct store_bundle {
 	struct buf parts[MSG_BUNDLE_MAX]; /* complete EVENT_STORE messages */
 	uint64_t conn_id[MSG_BUNDLE_MAX];
@@ -38,12 +42,15 @@ struct store_bundle {
 	uint32_t count;
 	size_t bytes;
 	int64_t first_us; /* when the first event was added (monotonic) */
+	struct mail *pending, *pending_tail; /* MAIL_EVENT_PENDING for each part */
 };
 
 /*
  * Adds an encoded EVENT_STORE (msg is taken over and left empty), sending
- * what the bundle held first if msg would not fit.  A failed send answers
- * each event it carried through the mailbox (MAIL_EVENT_FAILED).
+ * what the bundle held first if msg would not fit.  The service thread is
+ * told the event is pending when the bundle is sent, before stored can
+ * answer.  A failed send answers each event it carried through the mailbox
+ * (MAIL_EVENT_FAILED).
  */
 void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint64_t conn_id,
 		uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN]);

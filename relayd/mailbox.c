@@ -63,22 +63,29 @@ struct mail *mail_new(enum mail_kind kind, uint64_t conn_id)
 	return m;
 }
 
-void mailbox_post(struct mailbox *mb, struct mail *m)
+void mailbox_post_list(struct mailbox *mb, struct mail *head, struct mail *tail)
 {
 	int was_empty;
 
-	m->next = NULL;
+	if (!head)
+		return;
+	tail->next = NULL;
 	pthread_mutex_lock(&mb->lock);
 	was_empty = mb->head == NULL;
 	if (mb->tail)
-		mb->tail->next = m;
+		mb->tail->next = head;
 	else
-		mb->head = m;
-	mb->tail = m;
+		mb->head = head;
+	mb->tail = tail;
 	pthread_mutex_unlock(&mb->lock);
 	/* One wake-up per batch: the loop drains everything it finds. */
 	if (was_empty)
 		lws_cancel_service(mb->lws);
+}
+
+void mailbox_post(struct mailbox *mb, struct mail *m)
+{
+	mailbox_post_list(mb, m, m);
 }
 
 struct mail *mailbox_drain(struct mailbox *mb)
@@ -92,14 +99,23 @@ struct mail *mailbox_drain(struct mailbox *mb)
 	return list;
 }
 
-void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
-			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
+struct mail *mail_new_event(enum mail_kind kind, uint64_t conn_id, uint32_t request_id,
+			    const uint8_t event_id[EVENT_ID_LEN])
 {
 	struct mail *m = mail_new(kind, conn_id);
 
-	if (!m)
-		return;
-	m->request_id = request_id;
-	memcpy(m->event_id, event_id, EVENT_ID_LEN);
-	mailbox_post(mb, m);
+	if (m) {
+		m->request_id = request_id;
+		memcpy(m->event_id, event_id, EVENT_ID_LEN);
+	}
+	return m;
+}
+
+void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
+			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
+{
+	struct mail *m = mail_new_event(kind, conn_id, request_id, event_id);
+
+	if (m)
+		mailbox_post(mb, m);
 }

@@ -59,7 +59,7 @@ static void verb_event_limits(const struct relayd *r, struct event_limits *lim)
 }
 
 /* Sends a verified event to stored, in the lane's bundle; the service
- * thread tracks the answer. */
+ * thread tracks the answer (told by the bundle when it is sent). */
 static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 {
 	uint32_t request_id = link_request_id(v->r);
@@ -67,11 +67,12 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	struct msg_event_store m = { .conn_id = v->conn_id, .event = *ev };
 	struct buf out = BUF_INIT;
 
-	mailbox_post_event(v->r->mailbox, MAIL_EVENT_PENDING, v->conn_id, request_id, ev->id);
-	if (msg_encode_event_store(&out, &h, &m))
+	if (msg_encode_event_store(&out, &h, &m)) {
+		mailbox_post_event(v->r->mailbox, MAIL_EVENT_PENDING, v->conn_id, request_id, ev->id);
 		mailbox_post_event(v->r->mailbox, MAIL_EVENT_FAILED, v->conn_id, request_id, ev->id);
-	else
+	} else {
 		bundle_add(v->r, v->bundle, &out, v->conn_id, request_id, ev->id);
+	}
 	buf_free(&out);
 }
 

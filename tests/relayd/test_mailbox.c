@@ -1,7 +1,8 @@
 /*
  * test_mailbox.c - checks relayd/mailbox.c: FIFO drain, mail_free of every
  * kind with its owned fields (text, filters, nng message; the sanitizer
- * build proves nothing leaks), mailbox_free with mail still queued, that
+ * build proves nothing leaks), mailbox_free with mail still queued, a list
+ * posted at once (a lane's bundle of pending events) in its place, that
  * several posting threads keep each thread's order while a drainer runs,
  * and that a post from another thread wakes a running lws service loop
  * (LWS_CALLBACK_EVENT_WAIT_CANCELLED).
@@ -170,6 +171,49 @@ START_TEST(test_free_with_queued_mail)
 }
 END_TEST
 
+/* A list posted at once lands whole after the mail posted before it, in
+ * its own order, and ends at its tail whatever the tail's stale link said;
+ * an empty list posts nothing. */
+START_TEST(test_post_list)
+{
+	struct mailbox *mb = mailbox_new(ctx);
+	struct mail *head = NULL, *tail = NULL, *m, *next;
+	uint8_t id[EVENT_ID_LEN];
+	uint32_t n = 0;
+
+	mailbox_post_list(mb, NULL, NULL);
+	ck_assert_ptr_null(mailbox_drain(mb));
+	mailbox_post(mb, mail_new(MAIL_LINK_UP, 0));
+	for (uint32_t i = 0; i < 5; i++) {
+		memset(id, (int)i + 1, sizeof(id));
+		m = mail_new_event(MAIL_EVENT_PENDING, 100 + i, 7000 + i, id);
+		ck_assert_ptr_nonnull(m);
+		if (tail)
+			tail->next = m;
+		else
+			head = m;
+		tail = m;
+	}
+	tail->next = head; /* stale: post must end the list at tail */
+	mailbox_post_list(mb, head, tail);
+	for (m = mailbox_drain(mb); m && n < 7; m = next, n++) {
+		next = m->next;
+		if (n == 0) {
+			ck_assert_int_eq(m->kind, MAIL_LINK_UP);
+		} else {
+			ck_assert_int_eq(m->kind, MAIL_EVENT_PENDING);
+			ck_assert_uint_eq(m->conn_id, 100 + n - 1);
+			ck_assert_uint_eq(m->request_id, 7000 + n - 1);
+			memset(id, (int)n, sizeof(id));
+			ck_assert_mem_eq(m->event_id, id, EVENT_ID_LEN);
+		}
+		mail_free(m);
+	}
+	ck_assert_uint_eq(n, 6);
+	mailbox_free(mb);
+}
+END_TEST
+
 #define NPOSTERS 4
 #define PER_POSTER 2000u
 
@@ -274,6 +318,7 @@ static Suite *mailbox_suite(void)
 	tcase_add_test(tc, test_fifo_drain);
 	tcase_add_test(tc, test_mail_free_every_kind);
 	tcase_add_test(tc, test_free_with_queued_mail);
+	tcase_add_test(tc, test_post_list);
 	tcase_add_test(tc, test_threads_keep_order);
 	tcase_add_test(tc, test_post_wakes_service);
 	suite_add_tcase(s, tc);
