@@ -8,12 +8,34 @@
 #include "mailbox.h"
 #include "relayd.h"
 
-/* The service thread answers these events error: (their OK was pending). */
+/* Appends a new event mail to the list head..tail for one post.  Lost
+ * without memory, as a mail that cannot be allocated always is: that
+ * client then gets no OK for that event. */
+static void bundle_list_event(struct mail **head, struct mail **tail, enum mail_kind kind,
+			      uint64_t conn_id, uint32_t request_id,
+			      const uint8_t event_id[EVENT_ID_LEN])
+{
+	struct mail *m = mail_new_event(kind, conn_id, request_id, event_id);
+
+	if (!m)
+		return;
+	if (*tail)
+		(*tail)->next = m;
+	else
+		*head = m;
+	*tail = m;
+}
+
+/* The service thread answers these events error: (their OK was pending),
+ * all told in one post. */
 static void bundle_fail_all(struct relayd *r, const struct store_bundle *b)
 {
+	struct mail *head = NULL, *tail = NULL;
+
 	for (uint32_t i = 0; i < b->count; i++)
-		mailbox_post_event(r->mailbox, MAIL_EVENT_FAILED, b->conn_id[i], b->request_id[i],
-				   b->event_id[i]);
+		bundle_list_event(&head, &tail, MAIL_EVENT_FAILED, b->conn_id[i], b->request_id[i],
+				  b->event_id[i]);
+	mailbox_post_list(r->mailbox, head, tail);
 }
 
 static int bundle_send(struct relayd *r, const struct store_bundle *b)
@@ -58,28 +80,13 @@ static int64_t bundle_now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Lost without memory, as a mail that cannot be allocated always is: the
- * client then gets no OK for that event. */
-static void bundle_add_pending(struct store_bundle *b, uint64_t conn_id, uint32_t request_id,
-			       const uint8_t event_id[EVENT_ID_LEN])
-{
-	struct mail *m = mail_new_event(MAIL_EVENT_PENDING, conn_id, request_id, event_id);
-
-	if (!m)
-		return;
-	if (b->pending_tail)
-		b->pending_tail->next = m;
-	else
-		b->pending = m;
-	b->pending_tail = m;
-}
-
 void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint64_t conn_id,
 		uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
 {
 	if (b->count == MSG_BUNDLE_MAX || (b->count && b->bytes + msg->len > BUNDLE_MAX_BYTES))
 		bundle_flush(r, b);
-	bundle_add_pending(b, conn_id, request_id, event_id);
+	bundle_list_event(&b->pending, &b->pending_tail, MAIL_EVENT_PENDING, conn_id, request_id,
+			  event_id);
 	b->parts[b->count] = *msg;
 	*msg = (struct buf)BUF_INIT;
 	b->conn_id[b->count] = conn_id;
