@@ -23,7 +23,7 @@
 
 struct fo_opts {
 	const char *url, *pids;
-	long subs, rate, size, threads, seed;
+	long subs, rate, size, threads, seed, timeline_ms;
 	double duration, drain, setup;
 };
 
@@ -238,6 +238,7 @@ static void fo_report(struct fo_run *r)
 	       (unsigned long long)r->pub.sent, o->rate, (unsigned long long)got,
 	       (unsigned long long)fo_expected(&r->pub, r->ready), hist_percentile(lat, 50) / 1e6,
 	       hist_percentile(lat, 99) / 1e6, hist_max(lat) / 1e6);
+	fo_timeline_print(r->th, o->threads, r->pub.sent, o->rate, o->timeline_ms);
 	fo_report_line(r, lat, got, dup, unparsed, closed, lost);
 	hist_free(lat);
 }
@@ -316,6 +317,7 @@ static int fo_start_threads(struct fo_run *r, const struct ws_url *url, atomic_i
 		struct fo_thread *t = &r->th[i];
 
 		t->url = url;
+		t->timeline = o->timeline_ms > 0;
 		t->nsubs = (int)(o->subs / o->threads + (i < o->subs % o->threads));
 		t->max_events = max_events;
 		t->max_s = o->setup + o->duration + o->drain + 30;
@@ -365,7 +367,7 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 
 int cmd_fanout(int argc, char **argv)
 {
-	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 10, 10, 60 };
+	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 0, 10, 10, 60 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "subs", CLI_INT, &o.subs, "subscriber connections" },
@@ -377,6 +379,8 @@ int cmd_fanout(int argc, char **argv)
 		{ "setup", CLI_DOUBLE, &o.setup, "seconds allowed to open and subscribe" },
 		{ "seed", CLI_INT, &o.seed, "seed of the publisher's key" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "timeline", CLI_INT, &o.timeline_ms,
+		  "also print, per this many ms of publishing, the events' worst deliveries" },
 	};
 	int rc = cli_parse("Times live deliveries to many subscribers.", opts, CLI_COUNT(opts),
 			   argc, argv);
@@ -387,6 +391,7 @@ int cmd_fanout(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (ws_url_parse(o.url, &url) || usage_parse_pids(&meter, o.pids) || o.subs < 1 ||
 	    o.rate < 1 || o.duration <= 0 || o.size < 40 || o.threads < 1 || o.threads > o.subs ||
+	    o.timeline_ms < 0 ||
 	    o.rate * o.duration > 1e8) {
 		fprintf(stderr, "loadgen fanout: bad --url (loopback only), --pids or counts\n");
 		return 2;

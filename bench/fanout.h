@@ -32,6 +32,7 @@ struct fo_sub {
 struct fo_thread {
 	/* set before fo_thread_start() */
 	const struct ws_url *url;
+	bool timeline;     /* keep worst_us */
 	int nsubs;
 	uint32_t max_events;
 	double max_s;      /* the thread stops by itself after this long */
@@ -48,6 +49,7 @@ struct fo_thread {
 	struct fo_sub *subs;
 	int next_connect, pending;
 	struct hist *lat;
+	uint32_t *worst_us; /* --timeline: per seq, the slowest delivery + 1 (0: none) */
 	uint64_t dup, unparsed, closed_msgs;
 };
 
@@ -63,5 +65,12 @@ void fo_thread_join(struct fo_thread *t);
 
 /* Frees what the thread allocated. */
 void fo_thread_free(struct fo_thread *t);
+
+/* fanout_timeline.c: records a delivery of seq for the timeline (a no-op
+ * without --timeline), and prints the timeline of nthreads threads' events
+ * 0..published-1 in windows of window_ms of publish time (rate a second). */
+void fo_timeline_note(struct fo_thread *t, uint64_t seq, uint64_t latency_ns);
+void fo_timeline_print(const struct fo_thread *th, long nthreads, uint64_t published, long rate,
+		       long window_ms);
 
 #endif

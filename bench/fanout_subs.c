@@ -59,6 +59,7 @@ static void fo_deliver(struct fo_sub *s, const struct relay_msg *m)
 	}
 	s->seen[seq / 8] |= (uint8_t)(1u << (seq % 8));
 	hist_record(t->lat, now - sent);
+	fo_timeline_note(t, seq, now - sent);
 	atomic_fetch_add_explicit(&t->got, 1, memory_order_relaxed);
 	atomic_store_explicit(&t->last_ns, now, memory_order_relaxed);
 }
@@ -143,7 +144,9 @@ int fo_thread_start(struct fo_thread *t)
 	t->loop = ws_loop_new(1u << 20);
 	t->lat = hist_new();
 	t->subs = calloc((size_t)t->nsubs, sizeof(*t->subs));
-	if (!t->loop || !t->lat || !t->subs)
+	if (t->timeline)
+		t->worst_us = calloc(t->max_events, sizeof(*t->worst_us));
+	if (!t->loop || !t->lat || !t->subs || (t->timeline && !t->worst_us))
 		return ERR_NOMEM;
 	for (int i = 0; i < t->nsubs; i++) {
 		t->subs[i].t = t;
@@ -166,6 +169,8 @@ void fo_thread_free(struct fo_thread *t)
 		free(t->subs[i].seen);
 	free(t->subs);
 	hist_free(t->lat);
+	free(t->worst_us);
+	t->worst_us = NULL;
 	t->loop = NULL;
 	t->subs = NULL;
 	t->lat = NULL;
