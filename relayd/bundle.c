@@ -8,34 +8,16 @@
 #include "mailbox.h"
 #include "relayd.h"
 
-/* Appends a new event mail to the list head..tail for one post.  Lost
- * without memory, as a mail that cannot be allocated always is: that
- * client then gets no OK for that event. */
-static void bundle_list_event(struct mail **head, struct mail **tail, enum mail_kind kind,
-			      uint64_t conn_id, uint32_t request_id,
-			      const uint8_t event_id[EVENT_ID_LEN])
-{
-	struct mail *m = mail_new_event(kind, conn_id, request_id, event_id);
-
-	if (!m)
-		return;
-	if (*tail)
-		(*tail)->next = m;
-	else
-		*head = m;
-	*tail = m;
-}
-
 /* The service thread answers these events error: (their OK was pending),
  * all told in one post. */
 static void bundle_fail_all(struct relayd *r, const struct store_bundle *b)
 {
-	struct mail *head = NULL, *tail = NULL;
+	struct mail_list failed = { NULL, NULL };
 
 	for (uint32_t i = 0; i < b->count; i++)
-		bundle_list_event(&head, &tail, MAIL_EVENT_FAILED, b->conn_id[i], b->request_id[i],
-				  b->event_id[i]);
-	mailbox_post_list(r->mailbox, head, tail);
+		mail_list_append(&failed, mail_new_event(MAIL_EVENT_FAILED, b->conn_id[i],
+							 b->request_id[i], b->event_id[i]));
+	mailbox_post_list(r->mailbox, &failed);
 }
 
 static int bundle_send(struct relayd *r, const struct store_bundle *b)
@@ -62,8 +44,7 @@ void bundle_flush(struct relayd *r, struct store_bundle *b)
 	if (!b->count)
 		return;
 	/* Known to the service thread before stored can answer (mailbox.h). */
-	mailbox_post_list(r->mailbox, b->pending, b->pending_tail);
-	b->pending = b->pending_tail = NULL;
+	mailbox_post_list(r->mailbox, &b->pending);
 	if (bundle_send(r, b))
 		bundle_fail_all(r, b);
 	for (uint32_t i = 0; i < b->count; i++)
@@ -85,8 +66,9 @@ void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint6
 {
 	if (b->count == MSG_BUNDLE_MAX || (b->count && b->bytes + msg->len > BUNDLE_MAX_BYTES))
 		bundle_flush(r, b);
-	bundle_list_event(&b->pending, &b->pending_tail, MAIL_EVENT_PENDING, conn_id, request_id,
-			  event_id);
+	/* Lost without memory, as a mail always is: that client gets no OK. */
+	mail_list_append(&b->pending,
+			 mail_new_event(MAIL_EVENT_PENDING, conn_id, request_id, event_id));
 	b->parts[b->count] = *msg;
 	*msg = (struct buf)BUF_INIT;
 	b->conn_id[b->count] = conn_id;

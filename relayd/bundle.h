@@ -23,6 +23,7 @@
 #include "../common/buf.h"
 #include "../common/event.h"
 #include "../proto/msg.h"
+#include "mailbox.h"
 
 struct relayd;
 
@@ -32,8 +33,6 @@ struct relayd;
 /* The longest an event waits in a bundle for others. */
 #define BUNDLE_MAX_WAIT_US 300
 
-struct mail;
-
 struct store_bundle {
 	struct buf parts[MSG_BUNDLE_MAX]; /* complete EVENT_STORE messages */
 	uint64_t conn_id[MSG_BUNDLE_MAX];
@@ -42,7 +41,7 @@ struct store_bundle {
 	uint32_t count;
 	size_t bytes;
 	int64_t first_us; /* when the first event was added (monotonic) */
-	struct mail *pending, *pending_tail; /* MAIL_EVENT_PENDING for each part */
+	struct mail_list pending; /* MAIL_EVENT_PENDING for each part */
 };
 
 /*

@@ -63,12 +63,26 @@ struct mail *mail_new(enum mail_kind kind, uint64_t conn_id)
 	return m;
 }
 
-void mailbox_post_list(struct mailbox *mb, struct mail *head, struct mail *tail)
+void mail_list_append(struct mail_list *list, struct mail *m)
 {
+	if (!m)
+		return;
+	m->next = NULL;
+	if (list->tail)
+		list->tail->next = m;
+	else
+		list->head = m;
+	list->tail = m;
+}
+
+void mailbox_post_list(struct mailbox *mb, struct mail_list *list)
+{
+	struct mail *head = list->head, *tail = list->tail;
 	int was_empty;
 
 	if (!head)
 		return;
+	*list = (struct mail_list){ NULL, NULL };
 	tail->next = NULL;
 	pthread_mutex_lock(&mb->lock);
 	was_empty = mb->head == NULL;
@@ -85,7 +99,9 @@ void mailbox_post_list(struct mailbox *mb, struct mail *head, struct mail *tail)
 
 void mailbox_post(struct mailbox *mb, struct mail *m)
 {
-	mailbox_post_list(mb, m, m);
+	struct mail_list one = { m, m };
+
+	mailbox_post_list(mb, &one);
 }
 
 struct mail *mailbox_drain(struct mailbox *mb)
@@ -109,13 +125,4 @@ struct mail *mail_new_event(enum mail_kind kind, uint64_t conn_id, uint32_t requ
 		memcpy(m->event_id, event_id, EVENT_ID_LEN);
 	}
 	return m;
-}
-
-void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
-			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
-{
-	struct mail *m = mail_new_event(kind, conn_id, request_id, event_id);
-
-	if (m)
-		mailbox_post(mb, m);
 }

@@ -64,17 +64,21 @@ struct mail *mail_new(enum mail_kind kind, uint64_t conn_id);
 void mail_free(struct mail *m);
 /* Appends m (taking it) and wakes the service thread. */
 void mailbox_post(struct mailbox *mb, struct mail *m);
-/* Appends the list head..tail (linked by next, taken) with one lock and at
- * most one wake-up.  No-op when head is NULL. */
-void mailbox_post_list(struct mailbox *mb, struct mail *head, struct mail *tail);
+/* Mail gathered for one post (a lane's bundle of pending events); zeroed is
+ * empty. */
+struct mail_list {
+	struct mail *head, *tail;
+};
+/* Appends m (taking it) to list; NULL m is ignored (a mail that could not be
+ * allocated is lost, as it always is). */
+void mail_list_append(struct mail_list *list, struct mail *m);
+/* Appends everything in list (taken; list is left empty) with one lock and
+ * at most one wake-up.  No-op when list is empty. */
+void mailbox_post_list(struct mailbox *mb, struct mail_list *list);
 /* A mail for one event (MAIL_EVENT_PENDING or MAIL_EVENT_FAILED), not yet
  * posted; NULL without memory. */
 struct mail *mail_new_event(enum mail_kind kind, uint64_t conn_id, uint32_t request_id,
 			    const uint8_t event_id[EVENT_ID_LEN]);
-/* Posts MAIL_EVENT_PENDING or MAIL_EVENT_FAILED for one event (dropped
- * when out of memory, as a lost mail would be). */
-void mailbox_post_event(struct mailbox *mb, enum mail_kind kind, uint64_t conn_id,
-			uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN]);
 /* Takes every mail posted so far, oldest first, as a list (service thread). */
 struct mail *mailbox_drain(struct mailbox *mb);
 

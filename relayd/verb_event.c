@@ -68,8 +68,13 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	struct buf out = BUF_INIT;
 
 	if (msg_encode_event_store(&out, &h, &m)) {
-		mailbox_post_event(v->r->mailbox, MAIL_EVENT_PENDING, v->conn_id, request_id, ev->id);
-		mailbox_post_event(v->r->mailbox, MAIL_EVENT_FAILED, v->conn_id, request_id, ev->id);
+		struct mail_list failed = { NULL, NULL };
+
+		mail_list_append(&failed, mail_new_event(MAIL_EVENT_PENDING, v->conn_id,
+							 request_id, ev->id));
+		mail_list_append(&failed, mail_new_event(MAIL_EVENT_FAILED, v->conn_id,
+							 request_id, ev->id));
+		mailbox_post_list(v->r->mailbox, &failed);
 	} else {
 		bundle_add(v->r, v->bundle, &out, v->conn_id, request_id, ev->id);
 	}

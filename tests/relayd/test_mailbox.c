@@ -177,25 +177,25 @@ END_TEST
 START_TEST(test_post_list)
 {
 	struct mailbox *mb = mailbox_new(ctx);
-	struct mail *head = NULL, *tail = NULL, *m, *next;
+	struct mail_list list = { NULL, NULL };
+	struct mail *m, *next;
 	uint8_t id[EVENT_ID_LEN];
 	uint32_t n = 0;
 
-	mailbox_post_list(mb, NULL, NULL);
+	mailbox_post_list(mb, &list);
 	ck_assert_ptr_null(mailbox_drain(mb));
 	mailbox_post(mb, mail_new(MAIL_LINK_UP, 0));
 	for (uint32_t i = 0; i < 5; i++) {
 		memset(id, (int)i + 1, sizeof(id));
 		m = mail_new_event(MAIL_EVENT_PENDING, 100 + i, 7000 + i, id);
 		ck_assert_ptr_nonnull(m);
-		if (tail)
-			tail->next = m;
-		else
-			head = m;
-		tail = m;
+		mail_list_append(&list, m);
 	}
-	tail->next = head; /* stale: post must end the list at tail */
-	mailbox_post_list(mb, head, tail);
+	mail_list_append(&list, NULL); /* a mail that could not be allocated */
+	list.tail->next = list.head; /* stale: post must end the list at tail */
+	mailbox_post_list(mb, &list);
+	ck_assert_ptr_null(list.head); /* taken */
+	ck_assert_ptr_null(list.tail);
 	for (m = mailbox_drain(mb); m && n < 7; m = next, n++) {
 		next = m->next;
 		if (n == 0) {
