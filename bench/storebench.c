@@ -9,16 +9,15 @@
  * without the rest of the relay in the measurement (the "commit batch size"
  * row of the design comparison in bench/RESULTS.md).
  *
- *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1|2]
+ *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
  *              [--search-batch N] [--dir D] [--sql S]... [--checkpoint thread|inline]
  *              [--page-size N] [--wal-buffer 0|1]
  *
- * --search 1 indexes each event's text inside its commit (stored's
- * search_index_delay_ms = 0); 2 does as stored's writer does by default
- * (stored/search_index.h): a commit of many events carries its own text,
- * the text of small ones is indexed afterwards in transactions of their
- * own once --search-batch events (default 4096) wait; the time that takes
- * is part of the measurement.
+ * --search 1 (the default) runs stored's full-text indexer beside the
+ * commits, as stored does (stored/search_index.h): its own thread and file,
+ * batches of --search-batch events (default 4096) or what a second brought.
+ * The RESULT line's search_catch_up_s is how long the index took, after the
+ * last commit, to hold every event.
  *
  * --checkpoint thread (stored's way: stored/checkpoint.h) copies the WAL
  * back on another thread; inline leaves it to SQLite's automatic checkpoint
@@ -115,8 +114,8 @@ static void report_slice(sqlite3 *db, size_t done, size_t events, double *t_last
 	*c_last = c;
 }
 
-/* --search 2: the full-text index written behind the commits. */
-static struct search_index *search_behind;
+/* --search 1: the full-text index, written by its own thread. */
+static struct search_watermark search_wm;
 
 static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
 	       size_t n, size_t batch, size_t *stored)
@@ -142,13 +141,9 @@ static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct e
 			if (o == INGEST_STORED)
 				last_seq = seq;
 		}
-		if (search_index_join_commit(search_behind, end - i, last_seq) ||
-		    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 			return -1;
-		search_index_committed(search_behind, last_seq);
-		if ((search_index_due_in_ms(search_behind) == 0 || end == n) &&
-		    search_index_catch_up(search_behind))
-			return -1;
+		search_watermark_committed(&search_wm, last_seq);
 		after_commit(db, cp);
 		if (end >= next_report || end == n) {
 			report_slice(db, end, end - last_report, &t_last, &c_last);
@@ -191,7 +186,9 @@ int main(int argc, char **argv)
 	size_t batch = 64, stored = 0, search_batch = 4096;
 	int page_size = 0, search = 1;
 	bool checkpoint_thread = true, wal_buffer = true;
-	struct search_watermark wm;
+	struct search_index *search_index = NULL;
+	char search_path[4200];
+	double search_catch_up = 0;
 	const char *extra_sql[16];
 	int nextra = 0;
 	struct evfile f = { 0 };
@@ -218,7 +215,7 @@ int main(int argc, char **argv)
 	}
 	if (!file || !batch) {
 		fprintf(stderr, "usage: storebench --file F [--batch N] [--sync full|normal] "
-				"[--search 0|1|2] [--search-batch N] [--dir D]\n");
+				"[--search 0|1] [--search-batch N] [--dir D]\n");
 		return 2;
 	}
 	if (evfile_load(file, &f)) {
@@ -229,6 +226,7 @@ int main(int argc, char **argv)
 	if (!evs || parse_all(&f, evs))
 		return 1;
 	snprintf(path, sizeof(path), "%s/storebench-%d.db", dir, (int)getpid());
+	snprintf(search_path, sizeof(search_path), "%s/storebench-%d-search.db", dir, (int)getpid());
 
 	sqlite3 *db = NULL;
 	struct ingest *in = NULL;
@@ -239,10 +237,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "storebench: cannot open %s\n", path);
 		return 1;
 	}
-	if (!(in = ingest_new(db, search == 1)) || search_watermark_init(&wm) ||
-	    (search == 2 && !(search_behind = search_index_new(db, &wm, (uint32_t)search_batch,
-								600000)))) {
-		fprintf(stderr, "storebench: cannot prepare statements\n");
+	if (!(in = ingest_new(db)) || search_watermark_init(&search_wm) ||
+	    (search && (!(search_index = search_index_open(path, search_path, &search_wm,
+							  (uint32_t)search_batch, 1000)) ||
+			search_index_attach_writer(db, search_path) ||
+			search_index_start(search_index, 0)))) {
+		fprintf(stderr, "storebench: cannot prepare statements or the search index\n");
 		return 1;
 	}
 	struct checkpointer *cp = NULL;
@@ -265,16 +265,23 @@ int main(int argc, char **argv)
 	if (rc)
 		fprintf(stderr, "storebench: %s (%d)\n", sqlite3_errmsg(db), sqlite3_extended_errcode(db));
 	double t = now_seconds() - t0, cpu = cpu_seconds() - c0;
+	int64_t upto = 0;
 
+	if (search_index && !search_watermark_want(&search_wm, &upto) &&
+	    !search_watermark_wait(&search_wm, upto, 600000))
+		fprintf(stderr, "storebench: the search index did not catch up in 10 minutes\n");
+	search_catch_up = now_seconds() - t0 - t;
 	checkpointer_stop(cp);
-	search_index_free(search_behind);
+	search_index_close(search_index);
 	ingest_free(in);
 	db_close(db);
 	static const char *const suffixes[] = { "", "-wal", "-shm" };
 	for (int i = 0; i < 3; i++) {
-		char p[4200];
+		char p[4300];
 
 		snprintf(p, sizeof(p), "%s%s", path, suffixes[i]);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s%s", search_path, suffixes[i]);
 		unlink(p);
 	}
 	if (rc) {
@@ -286,11 +293,11 @@ int main(int argc, char **argv)
 	walbuf_counts(&wc);
 	printf("RESULT events=%zu stored=%zu batch=%zu sync=%s search=%d checkpoint=%s wal_buffer=%d "
 	       "wal_writes_asked=%llu wal_writes_done=%llu seconds=%.3f "
-	       "events_per_s=%.0f cpu_us_per_event=%.1f\n",
+	       "events_per_s=%.0f cpu_us_per_event=%.1f search_catch_up_s=%.3f\n",
 	       f.count, stored, batch, sync, search, checkpoint_thread ? "thread" : "inline",
 	       wal_buffer, (unsigned long long)wc.writes_asked, (unsigned long long)wc.writes_done, t,
 	       (double)f.count / t,
-	       cpu * 1e6 / (double)f.count);
+	       cpu * 1e6 / (double)f.count, search_catch_up);
 	for (size_t i = 0; i < f.count; i++)
 		event_free(&evs[i]);
 	free(evs);

@@ -91,9 +91,9 @@ static const struct config_key config_keys[] = {
 	    " clients go first when the CPU is short (0: same priority)"),
 	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
 	U32(search_index_delay_ms, "storage", "1000", 0, 600000,
-	    "the writer adds new events' text to the search index in batches of its own, at most"
-	    " this long after they are stored; a search first waits for the events it may find"
-	    " (0: index inside every commit)"),
+	    "stored's indexer thread adds new events' text to the search index (search.db, beside"
+	    " relay.db) in batches, at most this long after they are stored; a search first waits"
+	    " for the events it may find (0: as soon as they are committed)"),
 	U32(search_index_batch, "storage", "4096", 1, 1000000,
 	    "events whose text is indexed in one transaction, and how many may wait before it runs"),
 	U32(expire_interval, "storage", "60", 1, 86400,

@@ -136,7 +136,7 @@ int checkpointer_limit_wal(struct checkpointer *cp, sqlite3 *writer, int64_t max
 	frames = (max_bytes - WAL_FILE_HEADER) / (page + WAL_FRAME_HEADER);
 	if (frames <= CHECKPOINT_WAKE_PAGES || frames > INT32_MAX)
 		return ERR_INVAL;
-	snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%lld",
+	snprintf(sql, sizeof(sql), "PRAGMA main.journal_size_limit=%lld",
 		 (long long)(frames * (page + WAL_FRAME_HEADER) + WAL_FILE_HEADER));
 	if (sqlite3_exec(writer, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return ERR_DB;

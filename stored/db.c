@@ -59,13 +59,19 @@ static const char db_schema[] =
 	"CREATE TABLE IF NOT EXISTS blocked_ips("
 	" ip TEXT PRIMARY KEY, reason TEXT NOT NULL, created_at INTEGER NOT NULL) WITHOUT ROWID;"
 	"CREATE TABLE IF NOT EXISTS relay_info(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;"
-	/* NIP-50: the decoded content of each event, for full-text search. */
-	"CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(content, tokenize='unicode61');"
+	/* NIP-50's index is search.db (search_index.h): the seqs of events
+	 * deleted since it last looked, for it to remove their text; ids
+	 * are never reused, so "applied up to id" is exact. */
+	"CREATE TABLE IF NOT EXISTS search_gone("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, seq INTEGER NOT NULL);"
+	/* A token of this file's own, so search.db knows whose index it is. */
+	"CREATE TABLE IF NOT EXISTS db_identity(token BLOB NOT NULL);"
+	"INSERT INTO db_identity SELECT randomblob(16)"
+	" WHERE NOT EXISTS (SELECT 1 FROM db_identity);"
 	/* Every way an event leaves (replaced, deleted, expired, vanished,
-	 * removed by an operator) takes its index rows with it. */
+	 * removed by an operator) takes its tag rows with it. */
 	"CREATE TRIGGER IF NOT EXISTS events_cleanup AFTER DELETE ON events BEGIN"
 	" DELETE FROM tags WHERE seq = old.seq;"
-	" DELETE FROM events_fts WHERE rowid = old.seq;"
 	" END;";
 
 static int db_exec(sqlite3 *db, const char *sql)
@@ -101,10 +107,16 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 }
 
 static bool db_wal_buffer;
+static char db_search_path[4096];
 
 void db_use_wal_buffer(bool on)
 {
 	db_wal_buffer = on;
+}
+
+void db_use_search_index(const char *path)
+{
+	snprintf(db_search_path, sizeof(db_search_path), "%s", path ? path : "");
 }
 
 /* Connections that write (the writer; the checkpoint thread, which only
@@ -122,7 +134,8 @@ static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 {
 	sqlite3 *db = NULL;
 
-	flags |= SQLITE_OPEN_NOMUTEX; /* each connection is owned by one thread */
+	/* Each connection is owned by one thread; URIs for db_attach. */
+	flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
 	if (sqlite3_open_v2(path, &db, flags, vfs) != SQLITE_OK) {
 		log_warnx("cannot open database %s: %s", path, db ? sqlite3_errmsg(db) : "no memory");
 		sqlite3_close(db);
@@ -143,11 +156,68 @@ int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **
 
 	if (!db)
 		return ERR_DB;
-	if (writable && db_prepare_writer(db, synchronous)) {
+	if (writable ? db_prepare_writer(db, synchronous)
+		     : db_search_path[0] && db_attach(db, db_search_path, "search")) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}
 	*out = db;
+	return 0;
+}
+
+int db_open_index(const char *path, sqlite3 **out)
+{
+	sqlite3 *db = db_connect(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+
+	if (!db)
+		return ERR_DB;
+	/* full: the writer prunes relay.db's log of deleted events once
+	 * this file has applied it, so what it applied must survive power
+	 * loss.  It commits about once a second. */
+	if (db_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || db_exec(db, "PRAGMA journal_mode=WAL") ||
+	    db_exec(db, "PRAGMA synchronous=full")) {
+		sqlite3_close(db);
+		return ERR_DB;
+	}
+	*out = db;
+	return 0;
+}
+
+/* Appends path to uri, percent-encoding what a URI filename may not hold. */
+static void db_uri_path(char *uri, size_t size, const char *path)
+{
+	size_t n = strlen(uri);
+
+	for (const unsigned char *p = (const unsigned char *)path; *p && n + 4 < size; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._-", *p))
+			uri[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(uri + n, size - n, "%%%02X", *p);
+	}
+	uri[n] = '\0';
+}
+
+int db_attach(sqlite3 *db, const char *path, const char *name)
+{
+	char uri[3 * 4096 + 32] = "file:", sql[64];
+	sqlite3_stmt *st;
+	int rc;
+
+	db_uri_path(uri, sizeof(uri) - 16, path);
+	strcat(uri, "?mode=ro");
+	snprintf(sql, sizeof(sql), "ATTACH DATABASE ?1 AS %s", name);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		log_warnx("sqlite: %s: %s", sql, sqlite3_errmsg(db));
+		return ERR_DB;
+	}
+	sqlite3_bind_text(st, 1, uri, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("cannot attach %s read-only: %s", path, sqlite3_errmsg(db));
+		return ERR_DB;
+	}
 	return 0;
 }
 

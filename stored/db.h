@@ -38,6 +38,22 @@ int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **ou
  */
 void db_use_wal_buffer(bool on);
 
+/*
+ * With a path, later db_open() calls for readers also attach the full-text
+ * index there (search_index.h) read-only as "search", so a query can join
+ * it; NULL (the default, search = 0) attaches nothing.  Call before any
+ * reader opens the database.
+ */
+void db_use_search_index(const char *path);
+
+/* Opens (creating if needed) the full-text index file at path for its one
+ * writer, in WAL mode.  Returns 0 with *out set, or ERR_DB (logged). */
+int db_open_index(const char *path, sqlite3 **out);
+
+/* Attaches the database at path to db read-only under name: no write lock
+ * is ever taken on it through db.  Returns 0 or ERR_DB (logged). */
+int db_attach(sqlite3 *db, const char *path, const char *name);
+
 /* Closes db.  NULL-safe. */
 void db_close(sqlite3 *db);
 

@@ -16,7 +16,6 @@ enum ingest_stmt {
 	ST_FIND_ID,
 	ST_FIND_VERSION,
 	ST_DELETE_EVENT,
-	ST_INSERT_TEXT,
 	ST_COUNT
 };
 
@@ -29,7 +28,6 @@ static const char *const ingest_sql[ST_COUNT] = {
 			    " WHERE pubkey = ?1 AND kind = ?2 AND addr = ?3",
 	/* The events_cleanup trigger removes its tags and text too. */
 	[ST_DELETE_EVENT] = "DELETE FROM events WHERE seq = ?1",
-	[ST_INSERT_TEXT] = "INSERT INTO events_fts(rowid, content) VALUES(?1, ?2)",
 };
 
 struct ingest {
@@ -37,17 +35,15 @@ struct ingest {
 	sqlite3_stmt *st[ST_COUNT];
 	struct erase *erase;
 	struct access *access;
-	bool search;
 };
 
-struct ingest *ingest_new(sqlite3 *db, bool search)
+struct ingest *ingest_new(sqlite3 *db)
 {
 	struct ingest *in = calloc(1, sizeof(*in));
 
 	if (!in)
 		return NULL;
 	in->db = db;
-	in->search = search;
 	in->erase = erase_new(db);
 	in->access = access_new(db);
 	if (!in->erase || !in->access) {
@@ -159,18 +155,6 @@ static int ingest_insert_tags(struct ingest *in, const struct event *ev, int64_t
 	return 0;
 }
 
-/* The decoded content, for NIP-50 search. */
-static int ingest_insert_text(struct ingest *in, const struct event *ev, int64_t seq)
-{
-	sqlite3_stmt *st = in->st[ST_INSERT_TEXT];
-
-	if (!in->search || !ev->content_len)
-		return 0;
-	sqlite3_bind_int64(st, 1, seq);
-	sqlite3_bind_text(st, 2, ev->content, (int)ev->content_len, SQLITE_STATIC);
-	return ingest_step_done(in, st);
-}
-
 static enum ingest_outcome ingest_insert(struct ingest *in, const struct event *ev,
 					 const char *addr, uint32_t addr_len, int64_t *seq)
 {
@@ -194,7 +178,7 @@ static enum ingest_outcome ingest_insert(struct ingest *in, const struct event *
 	if (sqlite3_changes(in->db) == 0)
 		return INGEST_DUPLICATE;
 	*seq = sqlite3_last_insert_rowid(in->db);
-	if (ingest_insert_tags(in, ev, *seq) || ingest_insert_text(in, ev, *seq) ||
+	if (ingest_insert_tags(in, ev, *seq) ||
 	    erase_apply(in->erase, ev))
 		return INGEST_FAILED;
 	return INGEST_STORED;

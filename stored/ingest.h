@@ -29,9 +29,9 @@ enum ingest_outcome {
 
 struct ingest;
 
-/* Prepares the statements on db (the writer's connection); search says
- * whether to index content for NIP-50.  NULL on failure. */
-struct ingest *ingest_new(sqlite3 *db, bool search);
+/* Prepares the statements on db (the writer's connection).  NULL on
+ * failure.  The text for NIP-50 is indexed behind it (search_index.h). */
+struct ingest *ingest_new(sqlite3 *db);
 /* Finalizes them.  NULL-safe. */
 void ingest_free(struct ingest *in);
 

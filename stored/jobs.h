@@ -32,7 +32,6 @@ struct write_job {
 	struct event event;
 	struct admin_job *admin; /* NULL for a worker's event; else holds a reference */
 	uint32_t admin_index;
-	bool wake; /* no work: a searcher wakes the writer (writer_await_search) */
 };
 
 enum bcast_kind {

@@ -99,6 +99,7 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (mkdir_p(s->cfg.data_dir) || mkdir_p(s->cfg.run_dir))
 		fatalx("cannot create %s or %s: %s", s->cfg.data_dir, s->cfg.run_dir, strerror(errno));
 	snprintf(s->db_path, sizeof(s->db_path), "%s/relay.db", s->cfg.data_dir);
+	search_index_path(s->search_path, sizeof(s->search_path), s->db_path);
 	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))
 		s->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	pthread_mutex_init(&s->workers_lock, NULL);
@@ -152,6 +153,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	if (nquery > STORED_MAX_QUERY_THREADS)
 		nquery = STORED_MAX_QUERY_THREADS;
 	db_use_wal_buffer(s->cfg.db_wal_buffer != 0);
+	db_use_search_index(s->cfg.search ? s->search_path : NULL);
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))

@@ -40,7 +40,8 @@ static int maint_sql(sqlite3 *db, const char *sql, int64_t *values, int nvalues)
 
 static int maint_checkpoint(sqlite3 *db, struct admin_job *job)
 {
-	return maint_sql(db, "PRAGMA wal_checkpoint(TRUNCATE)", job->values, 3);
+	/* main only: search.db is attached read-only; its indexer checkpoints it. */
+	return maint_sql(db, "PRAGMA main.wal_checkpoint(TRUNCATE)", job->values, 3);
 }
 
 static int maint_vacuum(sqlite3 *db, struct admin_job *job)

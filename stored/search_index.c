@@ -1,15 +1,32 @@
-/* search_index.c - the full-text index, written in batches (see search_index.h). */
+/* search_index.c - the full-text index in search.db (see search_index.h). */
 #include "search_index.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/prio.h"
+#include "db.h"
 
-/* ---- the watermark searchers wait on ---- */
+/* How often the indexer looks for deleted events when nothing else wakes
+ * it: the text of a deleted event leaves search.db within about this. */
+#define SEARCH_GONE_POLL_MS 1000
+
+static int64_t search_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the watermark ---- */
 
 int search_watermark_init(struct search_watermark *wm)
 {
@@ -18,13 +35,20 @@ int search_watermark_init(struct search_watermark *wm)
 	*wm = (struct search_watermark){ 0 };
 	if ((rc = pthread_mutex_init(&wm->lock, NULL)))
 		return rc;
-	if ((rc = deadline_cond_init(&wm->advanced)))
+	if ((rc = deadline_cond_init(&wm->advanced))) {
 		pthread_mutex_destroy(&wm->lock);
+		return rc;
+	}
+	if ((rc = deadline_cond_init(&wm->work))) {
+		pthread_cond_destroy(&wm->advanced);
+		pthread_mutex_destroy(&wm->lock);
+	}
 	return rc;
 }
 
 void search_watermark_destroy(struct search_watermark *wm)
 {
+	pthread_cond_destroy(&wm->work);
 	pthread_cond_destroy(&wm->advanced);
 	pthread_mutex_destroy(&wm->lock);
 }
@@ -37,20 +61,12 @@ bool search_watermark_want(struct search_watermark *wm, int64_t *seq)
 	if (*seq <= 0)
 		*seq = wm->committed;
 	covered = !wm->ready || wm->indexed >= *seq;
-	if (!covered && wm->wanted < *seq)
+	if (!covered && wm->wanted < *seq) {
 		wm->wanted = *seq;
+		pthread_cond_signal(&wm->work);
+	}
 	pthread_mutex_unlock(&wm->lock);
 	return covered;
-}
-
-int64_t search_watermark_lag(struct search_watermark *wm)
-{
-	int64_t lag;
-
-	pthread_mutex_lock(&wm->lock);
-	lag = wm->ready && wm->committed > wm->indexed ? wm->committed - wm->indexed : 0;
-	pthread_mutex_unlock(&wm->lock);
-	return lag;
 }
 
 bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout_ms)
@@ -68,227 +84,424 @@ bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout
 	return covered;
 }
 
-/* ---- the writer's half ---- */
+int64_t search_watermark_lag(struct search_watermark *wm)
+{
+	int64_t lag;
+
+	pthread_mutex_lock(&wm->lock);
+	lag = wm->ready && wm->committed > wm->indexed ? wm->committed - wm->indexed : 0;
+	pthread_mutex_unlock(&wm->lock);
+	return lag;
+}
+
+void search_watermark_committed(struct search_watermark *wm, int64_t last_seq)
+{
+	pthread_mutex_lock(&wm->lock);
+	if (last_seq > wm->committed) {
+		bool first = wm->committed <= wm->indexed;
+
+		if (first)
+			wm->pending_since_ms = search_now_ms();
+		wm->committed = last_seq;
+		/* The indexer sleeps until its next run is due; only the first
+		 * pending event or a full batch can bring that forward. */
+		if (first || wm->committed - wm->indexed >= wm->wake_lag)
+			pthread_cond_signal(&wm->work);
+	}
+	pthread_mutex_unlock(&wm->lock);
+}
+
+/* ---- the writer's side ---- */
+
+void search_index_path(char *out, size_t size, const char *db_path)
+{
+	const char *slash = strrchr(db_path, '/');
+	int dir_len = slash ? (int)(slash - db_path) + 1 : 0;
+
+	snprintf(out, size, "%.*ssearch.db", dir_len, db_path);
+}
+
+static int search_exec(sqlite3 *db, const char *sql)
+{
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		log_warnx("search index: %s: %s", sql, sqlite3_errmsg(db));
+		return ERR_DB;
+	}
+	return 0;
+}
+
+int search_index_attach_writer(sqlite3 *db, const char *index_path)
+{
+	if (search_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
+			    " AFTER DELETE ON main.events BEGIN"
+			    " INSERT INTO search_gone(seq) VALUES(old.seq);"
+			    " END"))
+		return ERR_DB;
+	return db_attach(db, index_path, "search");
+}
+
+int search_index_prune_gone(sqlite3 *db, struct search_watermark *wm, int64_t *pruned)
+{
+	sqlite3_stmt *st;
+	int64_t done;
+	int rc;
+
+	pthread_mutex_lock(&wm->lock);
+	done = wm->gone_done;
+	pthread_mutex_unlock(&wm->lock);
+	if (done <= *pruned)
+		return 0;
+	if (sqlite3_prepare_v2(db, "DELETE FROM search_gone WHERE id <= ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return ERR_DB;
+	sqlite3_bind_int64(st, 1, done);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		log_warnx("search index: pruning search_gone: %s", sqlite3_errmsg(db));
+		return ERR_DB;
+	}
+	*pruned = done;
+	return 0;
+}
+
+/* Removes a database file and its WAL and shared-memory files. */
+static int search_unlink(const char *path)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char name[4096];
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(*suffixes); i++) {
+		snprintf(name, sizeof(name), "%s%s", path, suffixes[i]);
+		if (unlink(name) && errno != ENOENT) {
+			log_warnx("search index: cannot remove %s: %s", name, strerror(errno));
+			rc = ERR_IO;
+		}
+	}
+	return rc;
+}
+
+int search_index_remove(sqlite3 *db, const char *index_path)
+{
+	if (access(index_path, F_OK) == 0)
+		log_info("search = 0: removing the search index %s", index_path);
+	if (search_unlink(index_path))
+		return ERR_DB;
+	return search_exec(db, "DELETE FROM search_gone");
+}
+
+/* ---- the indexer ---- */
+
+static const char search_schema[] =
+	"CREATE VIRTUAL TABLE IF NOT EXISTS events_fts USING fts5(content, tokenize='unicode61');"
+	/* How far the index reaches, and whose events it holds: the token
+	 * of the relay.db it was built from (db_identity). */
+	"CREATE TABLE IF NOT EXISTS search_state("
+	" one INTEGER PRIMARY KEY CHECK (one = 1),"
+	" owner BLOB,"
+	" indexed INTEGER NOT NULL,"
+	" gone_done INTEGER NOT NULL);"
+	"INSERT OR IGNORE INTO search_state VALUES(1, NULL, 0, 0);";
 
 /* The decoded content of every stored event in a range of seqs; an event
  * deleted before its turn is simply not there any more. */
-static const char search_index_sql[] =
+static const char search_insert_sql[] =
 	"INSERT INTO events_fts(rowid, content)"
-	" SELECT seq, text FROM (SELECT seq, json_extract(json, '$.content') AS text FROM events"
-	"  WHERE seq > ?1 AND seq <= ?2)"
+	" SELECT seq, text FROM (SELECT seq, json_extract(json, '$.content') AS text"
+	"  FROM events_db.events WHERE seq > ?1 AND seq <= ?2)"
 	" WHERE text IS NOT NULL AND text <> ''";
 
+static const char search_forget_sql[] =
+	"DELETE FROM events_fts WHERE rowid IN"
+	" (SELECT seq FROM events_db.search_gone WHERE id > ?1 AND id <= ?2)";
+
 struct search_index {
-	sqlite3 *db;
+	sqlite3 *db; /* search.db as main, relay.db as events_db (read-only) */
 	sqlite3_stmt *insert;
+	sqlite3_stmt *forget;
+	sqlite3_stmt *last_gone;
+	sqlite3_stmt *save;
 	struct search_watermark *wm;
 	uint32_t batch;
 	uint32_t delay_ms;
-	int64_t committed; /* the writer's own copies of wm's fields */
-	int64_t indexed;
-	int64_t pending_since_ms; /* when the first unindexed event was committed */
-	int64_t retry_at_ms;      /* after a failure, not before this */
-	int64_t joined_upto;      /* indexed by the open transaction, once it commits */
+	int64_t indexed; /* the indexer's own copies of wm's fields */
+	int64_t gone_done;
+	int64_t gone_checked_ms; /* when search_gone was last read */
+	int64_t retry_at_ms;     /* after a failure, not before this */
+	int64_t backlog_since_ms; /* opened with more than a batch to index (0: no) */
+	pthread_t thread;
+	int nice;
+	bool running;
 };
 
-static int64_t search_index_now_ms(void)
+static int search_prepare(struct search_index *x, const char *sql, sqlite3_stmt **st)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int search_index_read_int(sqlite3 *db, const char *sql, int64_t *out)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return ERR_DB;
-	rc = sqlite3_step(st);
-	*out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : ERR_DB;
-}
-
-static void search_index_publish(struct search_index *x)
-{
-	pthread_mutex_lock(&x->wm->lock);
-	x->wm->committed = x->committed;
-	x->wm->indexed = x->indexed;
-	x->wm->ready = true;
-	pthread_cond_broadcast(&x->wm->advanced);
-	pthread_mutex_unlock(&x->wm->lock);
-}
-
-struct search_index *search_index_new(sqlite3 *db, struct search_watermark *wm, uint32_t batch,
-				      uint32_t delay_ms)
-{
-	struct search_index *x = calloc(1, sizeof(*x));
-
-	if (!x)
-		return NULL;
-	*x = (struct search_index){ .db = db, .wm = wm, .batch = batch ? batch : 1,
-				    .delay_ms = delay_ms };
-	/* Text rows only leave with their events, so every event past the
-	 * highest indexed rowid is one the index has not seen. */
-	if (sqlite3_prepare_v3(db, search_index_sql, -1, SQLITE_PREPARE_PERSISTENT, &x->insert,
-			       NULL) != SQLITE_OK ||
-	    search_index_read_int(db, "SELECT rowid FROM events_fts ORDER BY rowid DESC LIMIT 1",
-				  &x->indexed) ||
-	    search_index_read_int(db, "SELECT max(seq) FROM events", &x->committed)) {
-		log_warnx("search index: %s", sqlite3_errmsg(db));
-		search_index_free(x);
-		return NULL;
-	}
-	if (x->committed < x->indexed)
-		x->committed = x->indexed;
-	x->pending_since_ms = search_index_now_ms();
-	if (x->committed > x->indexed)
-		log_info("search index: %lld events to index", (long long)(x->committed - x->indexed));
-	/* Indexing inside each commit must start from a complete index, or
-	 * the backlog and the new commits would overlap. */
-	if (delay_ms == 0 && search_index_catch_up(x)) {
-		search_index_free(x);
-		return NULL;
-	}
-	search_index_publish(x);
-	return x;
-}
-
-void search_index_free(struct search_index *x)
-{
-	if (!x)
-		return;
-	/* Searchers stop waiting for a writer that is gone. */
-	pthread_mutex_lock(&x->wm->lock);
-	x->wm->ready = false;
-	pthread_cond_broadcast(&x->wm->advanced);
-	pthread_mutex_unlock(&x->wm->lock);
-	sqlite3_finalize(x->insert);
-	free(x);
-}
-
-static bool search_index_wanted(struct search_index *x)
-{
-	bool wanted;
-
-	pthread_mutex_lock(&x->wm->lock);
-	wanted = x->wm->wanted > x->indexed;
-	pthread_mutex_unlock(&x->wm->lock);
-	return wanted;
-}
-
-static int search_index_insert(struct search_index *x, int64_t upto)
-{
-	int rc;
-
-	sqlite3_bind_int64(x->insert, 1, x->indexed);
-	sqlite3_bind_int64(x->insert, 2, upto);
-	rc = sqlite3_step(x->insert);
-	sqlite3_reset(x->insert);
-	if (rc != SQLITE_DONE) {
+	if (sqlite3_prepare_v3(x->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
 		log_warnx("search index: %s", sqlite3_errmsg(x->db));
 		return ERR_DB;
 	}
 	return 0;
 }
 
-int search_index_join_commit(struct search_index *x, size_t events, int64_t upto)
+/* True if search.db holds another relay.db's index, or one ahead of this
+ * relay.db (an older copy restored): it is then rebuilt. */
+static bool search_is_stale(sqlite3 *db)
 {
-	/* delay 0: ingest.c indexes each event itself. */
-	if (!x || !x->delay_ms || upto <= x->indexed ||
-	    (events < SEARCH_INDEX_JOIN_EVENTS && !search_index_wanted(x)))
-		return 0;
-	if (search_index_insert(x, upto))
-		return ERR_DB;
-	x->joined_upto = upto;
-	return 0;
+	int64_t mismatched = 1;
+
+	if (db_read_int(db,
+			"SELECT s.owner IS NOT NULL AND (s.owner IS NOT (SELECT token FROM"
+			" events_db.db_identity LIMIT 1) OR s.indexed > (SELECT coalesce(max(seq), 0)"
+			" FROM events_db.events)) FROM search_state s",
+			&mismatched))
+		return true;
+	return mismatched != 0;
 }
 
-void search_index_rolled_back(struct search_index *x)
+/* search.db with its schema, relay.db attached.  The index is derived
+ * data: one that is stale or cannot be opened (a damaged file) is removed
+ * and built again, once. */
+static sqlite3 *search_open_file(const char *db_path, const char *index_path)
 {
-	if (x)
-		x->joined_upto = 0;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		sqlite3 *db = NULL;
+		const char *why = "cannot be opened";
+
+		if (!db_open_index(index_path, &db) && !search_exec(db, search_schema) &&
+		    !db_attach(db, db_path, "events_db")) {
+			if (!search_is_stale(db))
+				return db;
+			why = "belongs to another database or is ahead of it";
+		}
+		db_close(db);
+		if (attempt > 0)
+			break;
+		log_warnx("search index %s %s: rebuilding it", index_path, why);
+		if (search_unlink(index_path))
+			break;
+	}
+	return NULL;
 }
 
-void search_index_committed(struct search_index *x, int64_t last_seq)
+static void search_publish(struct search_index *x)
+{
+	pthread_mutex_lock(&x->wm->lock);
+	x->wm->indexed = x->indexed;
+	x->wm->gone_done = x->gone_done;
+	if (x->wm->committed < x->indexed)
+		x->wm->committed = x->indexed;
+	x->wm->ready = true;
+	x->wm->wake_lag = x->delay_ms ? x->batch : 1;
+	pthread_cond_broadcast(&x->wm->advanced);
+	pthread_mutex_unlock(&x->wm->lock);
+}
+
+struct search_index *search_index_open(const char *db_path, const char *index_path,
+				       struct search_watermark *wm, uint32_t batch,
+				       uint32_t delay_ms)
+{
+	struct search_index *x = calloc(1, sizeof(*x));
+	int64_t committed = 0;
+
+	if (!x)
+		return NULL;
+	*x = (struct search_index){ .wm = wm, .batch = batch ? batch : 1, .delay_ms = delay_ms };
+	if (!(x->db = search_open_file(db_path, index_path)) ||
+	    search_exec(x->db, "UPDATE search_state SET owner ="
+			       " (SELECT token FROM events_db.db_identity LIMIT 1)") ||
+	    db_read_int(x->db, "SELECT indexed FROM search_state", &x->indexed) ||
+	    db_read_int(x->db, "SELECT gone_done FROM search_state", &x->gone_done) ||
+	    db_read_int(x->db, "SELECT coalesce(max(seq), 0) FROM events_db.events", &committed) ||
+	    search_prepare(x, search_insert_sql, &x->insert) ||
+	    search_prepare(x, search_forget_sql, &x->forget) ||
+	    search_prepare(x, "SELECT coalesce(max(id), 0) FROM events_db.search_gone",
+			   &x->last_gone) ||
+	    search_prepare(x, "UPDATE search_state SET indexed = ?1, gone_done = ?2", &x->save)) {
+		search_index_close(x);
+		return NULL;
+	}
+	if (committed > x->indexed)
+		log_info("search index: %lld events to index", (long long)(committed - x->indexed));
+	if (committed - x->indexed > (int64_t)x->batch)
+		x->backlog_since_ms = search_now_ms();
+	search_watermark_committed(wm, committed);
+	search_publish(x);
+	return x;
+}
+
+void search_index_close(struct search_index *x)
 {
 	if (!x)
 		return;
-	if (x->joined_upto > x->indexed) { /* the commit carried its own text */
-		x->indexed = x->joined_upto;
-		x->pending_since_ms = search_index_now_ms();
+	pthread_mutex_lock(&x->wm->lock);
+	x->wm->stop = true;
+	pthread_cond_signal(&x->wm->work);
+	pthread_mutex_unlock(&x->wm->lock);
+	if (x->running)
+		pthread_join(x->thread, NULL);
+	/* Searchers stop waiting for an indexer that is gone. */
+	pthread_mutex_lock(&x->wm->lock);
+	x->wm->ready = false;
+	x->wm->stop = false;
+	pthread_cond_broadcast(&x->wm->advanced);
+	pthread_mutex_unlock(&x->wm->lock);
+	sqlite3_finalize(x->insert);
+	sqlite3_finalize(x->forget);
+	sqlite3_finalize(x->last_gone);
+	sqlite3_finalize(x->save);
+	db_close(x->db);
+	free(x);
+}
+
+/* Under wm->lock: true when new text is due (a search waits, a batch is
+ * full, or delay_ms has passed); otherwise a run only forgets gone text. */
+static bool search_text_due_locked(struct search_index *x, int64_t now)
+{
+	struct search_watermark *wm = x->wm;
+
+	return wm->committed > x->indexed &&
+	       (wm->wanted > x->indexed || wm->committed - x->indexed >= (int64_t)x->batch ||
+		wm->pending_since_ms + x->delay_ms <= now);
+}
+
+/* Under wm->lock. */
+static int search_due_locked(struct search_index *x, int64_t now)
+{
+	struct search_watermark *wm = x->wm;
+	int64_t due = x->gone_checked_ms + SEARCH_GONE_POLL_MS;
+
+	if (wm->committed > x->indexed) {
+		if (search_text_due_locked(x, now))
+			due = now;
+		else if (wm->pending_since_ms + x->delay_ms < due)
+			due = wm->pending_since_ms + x->delay_ms;
 	}
-	x->joined_upto = 0;
-	if (last_seq > x->committed) {
-		if (x->delay_ms == 0)
-			x->indexed = last_seq; /* ingest.c indexed each event */
-		else if (x->committed == x->indexed && last_seq > x->indexed)
-			x->pending_since_ms = search_index_now_ms();
-		x->committed = last_seq;
-	}
-	search_index_publish(x);
+	if (x->retry_at_ms > due)
+		due = x->retry_at_ms;
+	return due > now ? (int)(due - now) : 0;
 }
 
 int search_index_due_in_ms(struct search_index *x)
 {
-	int64_t now, due;
-	bool wanted;
+	int due;
 
-	if (!x || x->committed <= x->indexed)
-		return -1;
-	now = search_index_now_ms();
-	if (x->retry_at_ms > now)
-		return (int)(x->retry_at_ms - now);
-	wanted = search_index_wanted(x);
-	if (wanted || x->committed - x->indexed >= (int64_t)x->batch)
-		return 0;
-	due = x->pending_since_ms + x->delay_ms - now;
-	return due > 0 ? (int)due : 0;
+	pthread_mutex_lock(&x->wm->lock);
+	due = search_due_locked(x, search_now_ms());
+	pthread_mutex_unlock(&x->wm->lock);
+	return due;
 }
 
-static int search_index_exec(struct search_index *x, const char *sql)
+static int search_step(struct search_index *x, sqlite3_stmt *st)
 {
-	if (sqlite3_exec(x->db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-		log_warnx("search index: %s: %s", sql, sqlite3_errmsg(x->db));
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		log_warnx("search index: %s", sqlite3_errmsg(x->db));
 		return ERR_DB;
 	}
 	return 0;
 }
 
+/* Inside the run's transaction: indexes (indexed, upto] and forgets the
+ * gone ids in (gone_done, gone_upto]. */
+static int search_apply(struct search_index *x, int64_t upto, int64_t gone_upto)
+{
+	if (upto > x->indexed) {
+		sqlite3_bind_int64(x->insert, 1, x->indexed);
+		sqlite3_bind_int64(x->insert, 2, upto);
+		if (search_step(x, x->insert))
+			return ERR_DB;
+	}
+	if (gone_upto > x->gone_done) {
+		sqlite3_bind_int64(x->forget, 1, x->gone_done);
+		sqlite3_bind_int64(x->forget, 2, gone_upto);
+		if (search_step(x, x->forget))
+			return ERR_DB;
+	}
+	sqlite3_bind_int64(x->save, 1, upto);
+	sqlite3_bind_int64(x->save, 2, gone_upto);
+	return search_step(x, x->save);
+}
+
 int search_index_run(struct search_index *x)
 {
-	int64_t upto;
+	int64_t upto, committed, gone_upto = 0;
 
-	if (!x || x->committed <= x->indexed)
+	pthread_mutex_lock(&x->wm->lock);
+	upto = x->indexed;
+	committed = x->wm->committed;
+	if (search_text_due_locked(x, search_now_ms()))
+		upto = x->wm->committed - x->indexed > (int64_t)x->batch ? x->indexed + x->batch
+									  : x->wm->committed;
+	pthread_mutex_unlock(&x->wm->lock);
+	/* One read snapshot of relay.db from the first read to COMMIT: an
+	 * event deleted in it is neither indexed nor left behind. */
+	if (search_exec(x->db, "BEGIN IMMEDIATE"))
+		goto failed;
+	if (sqlite3_step(x->last_gone) == SQLITE_ROW)
+		gone_upto = sqlite3_column_int64(x->last_gone, 0);
+	sqlite3_reset(x->last_gone);
+	x->gone_checked_ms = search_now_ms();
+	if (gone_upto < x->gone_done)
+		gone_upto = x->gone_done;
+	if (upto == x->indexed && gone_upto == x->gone_done) {
+		search_exec(x->db, "ROLLBACK"); /* nothing to write */
 		return 0;
-	upto = x->committed - x->indexed > (int64_t)x->batch ? x->indexed + x->batch : x->committed;
-	if (search_index_exec(x, "BEGIN IMMEDIATE"))
-		goto failed;
-	if (search_index_insert(x, upto)) {
-		search_index_exec(x, "ROLLBACK");
-		goto failed;
 	}
-	if (search_index_exec(x, "COMMIT")) {
-		search_index_exec(x, "ROLLBACK");
+	if (search_apply(x, upto, gone_upto) || search_exec(x->db, "COMMIT")) {
+		search_exec(x->db, "ROLLBACK");
 		goto failed;
 	}
 	x->indexed = upto;
-	x->pending_since_ms = search_index_now_ms();
+	x->gone_done = gone_upto;
 	x->retry_at_ms = 0;
-	search_index_publish(x);
+	if (x->backlog_since_ms && upto >= committed) {
+		log_info("search index: caught up in %.1f s",
+			 (double)(search_now_ms() - x->backlog_since_ms) / 1000);
+		x->backlog_since_ms = 0;
+	}
+	pthread_mutex_lock(&x->wm->lock);
+	if (x->wm->committed > x->indexed)
+		x->wm->pending_since_ms = search_now_ms();
+	pthread_mutex_unlock(&x->wm->lock);
+	search_publish(x);
 	return 0;
 failed:
-	x->retry_at_ms = search_index_now_ms() + (x->delay_ms ? x->delay_ms : 1000);
+	x->retry_at_ms = search_now_ms() + (x->delay_ms ? x->delay_ms : 1000);
 	return ERR_DB;
 }
 
-int search_index_catch_up(struct search_index *x)
+static void *search_main(void *arg)
 {
-	while (x && x->committed > x->indexed)
-		if (search_index_run(x))
-			return ERR_DB;
+	struct search_index *x = arg;
+	struct timespec until;
+	int due;
+
+	pthread_setname_np(pthread_self(), "indexer"); /* for top -H, perf */
+	prio_set_this_thread(x->nice);
+	pthread_mutex_lock(&x->wm->lock);
+	while (!x->wm->stop) {
+		due = search_due_locked(x, search_now_ms());
+		if (due > 0) {
+			deadline_after_ms(&until, CLOCK_MONOTONIC, due);
+			pthread_cond_timedwait(&x->wm->work, &x->wm->lock, &until);
+			continue;
+		}
+		pthread_mutex_unlock(&x->wm->lock);
+		search_index_run(x);
+		pthread_mutex_lock(&x->wm->lock);
+	}
+	pthread_mutex_unlock(&x->wm->lock);
+	return NULL;
+}
+
+int search_index_start(struct search_index *x, int nice)
+{
+	x->nice = nice;
+	if (pthread_create(&x->thread, NULL, search_main, x))
+		return ERR_NOMEM;
+	x->running = true;
 	return 0;
 }

@@ -93,6 +93,7 @@ struct stored {
 	struct config cfg;
 	uint64_t boot_id;
 	char db_path[CONFIG_PATH_MAX + 32];
+	char search_path[CONFIG_PATH_MAX + 32]; /* NIP-50's index (search_index.h) */
 	nng_socket rpc;
 	nng_socket pub;
 	nng_socket admin;

@@ -48,6 +48,36 @@ static int upgrade_pack_tag_values(sqlite3 *db)
 	return rc;
 }
 
+/* Version 1 to 2: the full-text index moved to search.db (search_index.h),
+ * which rebuilds it from the events in the background; the old one and the
+ * trigger that kept it go. */
+static int upgrade_move_search_index(sqlite3 *db)
+{
+	static const char sql[] =
+		"BEGIN;"
+		"DROP TRIGGER IF EXISTS events_cleanup;"
+		"CREATE TRIGGER events_cleanup AFTER DELETE ON events BEGIN"
+		" DELETE FROM tags WHERE seq = old.seq;"
+		" END;"
+		"DROP TABLE IF EXISTS events_fts;"
+		"COMMIT;";
+	int64_t had = 0;
+
+	if (db_read_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'", &had))
+		return ERR_DB;
+	if (had) {
+		notify_send("EXTEND_TIMEOUT_USEC=60000000\nSTATUS=upgrading the database");
+		log_info("schema upgrade: the search index moves to its own file; dropping the old"
+			 " one (relayctl vacuum returns its pages to the file system)");
+	}
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		log_warnx("schema upgrade: %s", sqlite3_errmsg(db));
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return ERR_DB;
+	}
+	return 0;
+}
+
 int upgrade_schema(sqlite3 *db)
 {
 	int64_t version;
@@ -63,7 +93,9 @@ int upgrade_schema(sqlite3 *db)
 	}
 	if (version == UPGRADE_SCHEMA_VERSION)
 		return 0;
-	if (upgrade_pack_tag_values(db))
+	if (version < 1 && upgrade_pack_tag_values(db))
+		return ERR_DB;
+	if (version < 2 && upgrade_move_search_index(db))
 		return ERR_DB;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", UPGRADE_SCHEMA_VERSION);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {

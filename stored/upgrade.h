@@ -3,7 +3,8 @@
  *
  * The schema's version is SQLite's user_version.  Versions:
  *   0  every tag value kept as the text the event carried;
- *   1  64-digit lowercase hex tag values packed (tagval.h).
+ *   1  64-digit lowercase hex tag values packed (tagval.h);
+ *   2  the full-text index in search.db, not in this file (search_index.h).
  * A database newer than this stored knows is refused rather than misread.
  */
 #ifndef STORED_UPGRADE_H
@@ -11,7 +12,7 @@
 
 #include <sqlite3.h>
 
-#define UPGRADE_SCHEMA_VERSION 1
+#define UPGRADE_SCHEMA_VERSION 2
 
 /* Rows converted per transaction: each commits on its own, so the WAL of a
  * large database's conversion stays small, and a crash keeps what is done

@@ -15,6 +15,7 @@
 #include "jobs.h"
 #include "maint.h"
 #include "../common/prio.h"
+#include "query.h"
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
@@ -26,6 +27,7 @@ struct writer {
 	sqlite3 *db;
 	struct ingest *ingest;
 	struct search_index *search; /* NULL with search = 0 */
+	int64_t gone_pruned; /* search_gone is pruned up to this id */
 	struct write_job **batch;
 	enum ingest_outcome *outcome;
 	int64_t *seq;
@@ -58,7 +60,8 @@ static void writer_checkpoint(struct writer *w)
 {
 	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
 		return;
-	if (sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
+	/* main only: search.db is attached read-only; its indexer checkpoints it. */
+	if (sqlite3_wal_checkpoint_v2(w->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
 		w->wal_pages = 0;
 }
 
@@ -264,14 +267,7 @@ static struct write_job *writer_wait(struct writer *w)
 			writer_retention(w);
 			w->last_expiry = now;
 		}
-		timeout = search_index_due_in_ms(w->search);
-		if (timeout == 0) {
-			search_index_run(w->search);
-			writer_checkpoint(w);
-			continue;
-		}
-		if (timeout < 0 || timeout > interval * 1000)
-			timeout = (int)(interval * 1000);
+		timeout = (int)(interval * 1000);
 		if (writer_idle_due(w, timeout)) {
 			job = queue_pop_timed(w->s->write_q, WRITER_IDLE_MS);
 			if (!job) {
@@ -280,10 +276,6 @@ static struct write_job *writer_wait(struct writer *w)
 			}
 		} else {
 			job = queue_pop_timed(w->s->write_q, timeout);
-		}
-		if (job && job->wake) {
-			write_job_free(job); /* search_index_due_in_ms() sees why */
-			continue;
 		}
 		if (job || queue_closed(w->s->write_q))
 			return job;
@@ -311,8 +303,7 @@ static size_t writer_collect(struct writer *w)
 		w->batch[n++] = job;
 		if (n == w->s->cfg.commit_batch)
 			break;
-		while ((job = queue_pop_nowait(w->s->write_q)) && job->wake)
-			write_job_free(job); /* the writer is awake; searches are served below */
+		job = queue_pop_nowait(w->s->write_q);
 	}
 	return n;
 }
@@ -367,7 +358,8 @@ static int writer_apply(struct writer *w, size_t n)
 			last = w->seq[i];
 	}
 	w->unpublished = n;
-	if (search_index_join_commit(w->search, n, last) || writer_exec(w, "COMMIT")) {
+	if ((w->search && search_index_prune_gone(w->db, &w->s->search, &w->gone_pruned)) ||
+	    writer_exec(w, "COMMIT")) {
 		/* Only the sync can fail once the hook has run; whether the
 		 * commit is in the file is then for WAL recovery to say, and
 		 * subscribers may already have its events. */
@@ -375,13 +367,13 @@ static int writer_apply(struct writer *w, size_t n)
 			fatalx("the WAL's sync failed after its events were delivered: restarting");
 		w->unpublished = 0;
 		writer_exec(w, "ROLLBACK");
-		search_index_rolled_back(w->search);
 		return ERR_DB;
 	}
 	/* A search that may include them then knows the index has to reach
 	 * them, and a history bounded by the broadcaster's last seq can read
 	 * them. */
-	search_index_committed(w->search, last);
+	if (w->search)
+		search_watermark_committed(&w->s->search, last);
 	visible_mark_advance(&w->s->visible, last);
 	writer_publish(w);
 	return 0;
@@ -417,7 +409,7 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 static void writer_free(struct writer *w)
 {
 	checkpointer_stop(w->checkpointer);
-	search_index_free(w->search);
+	search_index_close(w->search);
 	ingest_free(w->ingest);
 	db_close(w->db);
 	free(w->batch);
@@ -431,6 +423,14 @@ static void writer_free(struct writer *w)
 	free(w);
 }
 
+/* An operator's delete that matches by search waits, as a searcher does,
+ * for the index to hold every event committed before it. */
+static void writer_await_op_search(struct writer *w, const struct admin_job *op)
+{
+	if (w->search && op->op == ADMIN_OP_DELETE && query_searches(w->s, op->filters, op->nfilters))
+		writer_await_search(w->s, 0);
+}
+
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
@@ -442,22 +442,17 @@ static void *writer_main(void *arg)
 		n = writer_collect(w);
 		if (n) {
 			writer_finish(w, n, writer_apply(w, n) == 0);
-			/* After the batch's OKs went out, so they never wait for it. */
-			if (search_index_due_in_ms(w->search) == 0)
-				search_index_run(w->search);
 			writer_checkpoint(w);
 		}
 		if (!w->op && !n)
 			break;
 		if (w->op) {
-			/* An operator's delete may match by search. */
-			search_index_catch_up(w->search);
+			writer_await_op_search(w, w->op->admin);
 			maint_run(w->db, w->op->admin);
 			write_job_free(w->op); /* wakes the admin thread */
 			w->op = NULL;
 		}
 	}
-	search_index_run(w->search); /* the next start has less to catch up */
 	writer_free(w);
 	return NULL;
 }
@@ -473,6 +468,22 @@ static void writer_limit_wal(struct writer *w)
 			  " default bound", w->s->cfg.wal_max_mb);
 	else if (rc)
 		log_warnx("cannot limit the WAL file's size: %s", sqlite3_errmsg(w->db));
+}
+
+/* The full-text index and its thread (search = 1), or its removal. */
+static int writer_open_search(struct writer *w)
+{
+	struct stored *s = w->s;
+
+	if (!s->cfg.search)
+		return search_index_remove(w->db, s->search_path);
+	if (!(w->search = search_index_open(s->db_path, s->search_path, &s->search,
+					    s->cfg.search_index_batch,
+					    s->cfg.search_index_delay_ms)) ||
+	    search_index_attach_writer(w->db, s->search_path) ||
+	    search_index_start(w->search, (int)s->cfg.writer_nice))
+		return ERR_DB;
+	return 0;
 }
 
 int writer_start(struct stored *s, pthread_t *thread)
@@ -494,10 +505,7 @@ int writer_start(struct stored *s, pthread_t *thread)
 	if (!w->batch || !w->outcome || !w->seq || !w->why || !w->results || !w->result_to ||
 	    !w->group || !w->sent ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
-	    !(w->ingest = ingest_new(w->db, s->cfg.search && !s->cfg.search_index_delay_ms)) ||
-	    (s->cfg.search && !(w->search = search_index_new(w->db, &s->search,
-							      s->cfg.search_index_batch,
-							      s->cfg.search_index_delay_ms)))) {
+	    !(w->ingest = ingest_new(w->db)) || writer_open_search(w)) {
 		writer_free(w);
 		return ERR_DB;
 	}
@@ -522,24 +530,10 @@ int writer_start(struct stored *s, pthread_t *thread)
 	return 0;
 }
 
-/* Wakes the writer if it is waiting for work.  A full queue needs no
- * wake-up: the writer looks at what searchers want after every batch. */
-static void writer_wake(struct stored *s)
-{
-	struct write_job *job = calloc(1, sizeof(*job));
-
-	if (!job)
-		return;
-	job->wake = true;
-	if (queue_push(s->write_q, job))
-		write_job_free(job);
-}
-
 bool writer_await_search(struct stored *s, int64_t seq)
 {
 	if (search_watermark_want(&s->search, &seq))
 		return true;
-	writer_wake(s);
 	if (search_watermark_wait(&s->search, seq, (int)s->cfg.query_time_limit_ms))
 		return true;
 	log_info("search index still short of seq %lld: searching what it has", (long long)seq);

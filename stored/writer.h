@@ -29,7 +29,7 @@ struct stored;
 int writer_start(struct stored *s, pthread_t *thread);
 
 /* For a search: waits until the full-text index covers every event up to
- * seq (0: everything committed so far), waking the writer to index them
+ * seq (0: everything committed so far), waking the indexer to index them
  * now (search_index.h).  Gives up after query_time_limit_ms and returns
  * false; the search then runs on what is indexed. */
 bool writer_await_search(struct stored *s, int64_t seq);

@@ -114,7 +114,8 @@ START_TEST(test_schema)
 		"table deleted_addrs",
 		"table vanished",
 		"table banned_pubkeys",
-		"table events_fts",
+		"table search_gone",
+		"table db_identity",
 		"trigger events_cleanup",
 	};
 	sqlite3 *db = open_writer("full");
@@ -338,7 +339,7 @@ START_TEST(test_autoincrement_never_reuses)
 }
 END_TEST
 
-/* Deleting an event, by whatever path, takes its tags and search rows. */
+/* Deleting an event, by whatever path, takes its tags. */
 START_TEST(test_cleanup_trigger)
 {
 	sqlite3 *db = open_writer("normal");
@@ -347,17 +348,43 @@ START_TEST(test_cleanup_trigger)
 	ck_assert_int_eq(exec(db, "INSERT INTO tags(seq, name, value, created_at) VALUES"
 				  " (1, 'e', x'01', 1), (1, 't', x'02', 1), (2, 'e', x'01', 1)"),
 			 SQLITE_OK);
-	ck_assert_int_eq(exec(db, "INSERT INTO events_fts(rowid, content) VALUES"
-				  " (1, 'hello world'), (2, 'hello again')"),
-			 SQLITE_OK);
 	ck_assert_int_eq(exec(db, "DELETE FROM events WHERE seq = 1"), SQLITE_OK);
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE seq = 1"), 0);
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags WHERE seq = 2"), 1);
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH "
-				     "'hello'"),
-			 1);
-	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'hello'"),
-			 2);
+	db_close(db);
+}
+END_TEST
+
+/* db_identity's token in hex, into out (33 bytes). */
+static void identity_hex(sqlite3 *db, char *out)
+{
+	sqlite3_stmt *st;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT hex(token) FROM db_identity", -1, &st, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	snprintf(out, 33, "%s", (const char *)sqlite3_column_text(st, 0));
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE); /* one row only */
+	sqlite3_finalize(st);
+}
+
+/* The token search.db checks is random, made once, and kept across opens. */
+START_TEST(test_identity_is_kept)
+{
+	char first[33], again[33], other[33];
+	sqlite3 *db = open_writer("normal");
+
+	identity_hex(db, first);
+	ck_assert_int_eq((int)strlen(first), 32);
+	db_close(db);
+	db = open_writer("normal");
+	identity_hex(db, again);
+	ck_assert_str_eq(again, first);
+	db_close(db);
+	testdb_unlink(db_path);
+	db = open_writer("normal");
+	identity_hex(db, other);
+	ck_assert_str_ne(other, first); /* a new file, a new token */
 	db_close(db);
 }
 END_TEST
@@ -390,6 +417,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_open_garbage_file);
 	tcase_add_test(tc, test_autoincrement_never_reuses);
 	tcase_add_test(tc, test_cleanup_trigger);
+	tcase_add_test(tc, test_identity_is_kept);
 	tcase_add_test(tc, test_close_null);
 	suite_add_tcase(s, tc);
 	return s;

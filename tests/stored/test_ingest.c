@@ -8,8 +8,8 @@
  * out by hand from the NIP-01 rules: regular events are kept unless the id
  * is known; replaceable (0, 3, 10000-19999) and addressable (30000-39999,
  * keyed by the first d value, missing d = "") keep only the newest version,
- * ties going to the lowest id.  Tags rows and (with search on) full-text
- * rows follow their event in and out.
+ * ties going to the lowest id.  Tags rows follow their event in and out
+ * (full-text rows are test_search_index.c's).
  *
  * Events are labelled by the first byte of their id (the other bytes are a
  * fixed filler), so a table's contents can be written as "10 20".  One test
@@ -58,7 +58,7 @@ static void setup(void)
 {
 	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db, true);
+	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
 }
@@ -498,59 +498,6 @@ START_TEST(test_replaceable_tags_replaced)
 }
 END_TEST
 
-/* Ingests a kind-30000 event (d = "k") with content text; returns the outcome. */
-static enum ingest_outcome put_text(struct ingest *with, uint8_t label, int64_t created_at,
-				    const char *text, int64_t *seq)
-{
-	static const struct event_tag d[] = { TAG('d', "k") };
-	struct event ev;
-	enum ingest_outcome out;
-
-	make_event(&ev, label, 1, created_at, 30000, d, 1);
-	ck_assert_int_eq(event_set_content(&ev, text, (uint32_t)strlen(text)), 0);
-	out = ingest_event(with, &ev, seq, &why);
-	event_free(&ev);
-	return out;
-}
-
-/* With search on, content is indexed under the event's seq, and a replaced
- * version's row goes with it. */
-START_TEST(test_search_rows)
-{
-	int64_t seq_old = 0, seq_new = 0, seq = 0;
-
-	ck_assert_int_eq(put_text(in, 10, 100, "hello nostr", &seq_old), INGEST_STORED);
-	ck_assert_int_eq(put_text(in, 11, 50, "older words", &seq), INGEST_SUPERSEDED);
-	commit();
-	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'nostr'"),
-			 seq_old);
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 1);
-	sql_exec("BEGIN");
-	ck_assert_int_eq(put_text(in, 12, 200, "goodbye relay", &seq_new), INGEST_STORED);
-	commit();
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'nostr'"),
-			 0);
-	ck_assert_int_eq(testdb_int(db, "SELECT rowid FROM events_fts WHERE events_fts MATCH 'relay'"),
-			 seq_new);
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 1);
-}
-END_TEST
-
-/* With search off, nothing is indexed. */
-START_TEST(test_search_off)
-{
-	struct ingest *plain = ingest_new(db, false);
-	int64_t seq = 0;
-
-	ck_assert_ptr_nonnull(plain);
-	ck_assert_int_eq(put_text(plain, 10, 100, "hello nostr", &seq), INGEST_STORED);
-	ingest_free(plain);
-	commit();
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 1);
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts"), 0);
-}
-END_TEST
-
 /* A rolled-back transaction leaves nothing, and the same events then store. */
 START_TEST(test_rollback)
 {
@@ -570,7 +517,7 @@ START_TEST(test_new_without_schema)
 
 	log_set_level(LOG_ERROR); /* the failed prepare is logged as a warning */
 	ck_assert_int_eq(sqlite3_open(":memory:", &bare), SQLITE_OK);
-	ck_assert_ptr_null(ingest_new(bare, true));
+	ck_assert_ptr_null(ingest_new(bare));
 	sqlite3_close(bare);
 	ingest_free(NULL);
 }
@@ -614,8 +561,6 @@ static Suite *ingest_suite(void)
 	tcase_add_test(tc, test_tags_rows_written);
 	tcase_add_test(tc, test_tags_deleted_with_replaced);
 	tcase_add_test(tc, test_replaceable_tags_replaced);
-	tcase_add_test(tc, test_search_rows);
-	tcase_add_test(tc, test_search_off);
 	suite_add_tcase(s, tc);
 	return s;
 }

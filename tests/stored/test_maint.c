@@ -58,7 +58,7 @@ static uint64_t wal_size(void)
  * alternately in pairs, each with a `t` tag, through ingest. */
 static void populate(int n)
 {
-	struct ingest *in = ingest_new(db, false);
+	struct ingest *in = ingest_new(db);
 	struct event_tag tag = { 't', 1, "x" };
 
 	ck_assert_ptr_nonnull(in);

@@ -235,7 +235,7 @@ static void populate(void)
 		random_bytes(pubkeys[i], 32);
 	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db, true);
+	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
 	sql_exec("BEGIN");
 	for (size_t n = 0; n < NEVENTS; n++) {

@@ -1,12 +1,13 @@
 /*
- * test_search_index.c - checks stored/search_index.c against a real SQLite
- * database.
+ * test_search_index.c - checks stored/search_index.c against real SQLite
+ * files: an events database and the search.db next to it.
  *
- * Events are written straight into the events table with a JSON text of
- * their own choosing (the index reads only seq and json), committed, and
- * reported to the index the way the writer does (search_index_join_commit
- * before a COMMIT, search_index_committed after it).
- * What the index holds is read back with FTS5 MATCH queries, so every
+ * Events are written straight into the events table on a writer's
+ * connection (search_index_attach_writer: its trigger logs deletions, and
+ * search.db is attached read-only) with a JSON text of their own choosing
+ * (the index reads only seq and json), and reported to the watermark the way
+ * the writer does (search_watermark_committed).  What the index holds is read
+ * back through the attached file with FTS5 MATCH queries, so every
  * expectation is "which seqs does this word find", written out by hand.
  */
 #include <check.h>
@@ -24,12 +25,14 @@
 TMPDIR_SUITE("test_search_index")
 
 static char db_path[TMPDIR_FILE_MAX];
-static sqlite3 *db;
+static char index_path[TMPDIR_FILE_MAX + 16];
+static sqlite3 *db; /* the writer's connection */
 static struct search_watermark wm;
 
 static void setup(void)
 {
 	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
+	search_index_path(index_path, sizeof(index_path), db_path);
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	ck_assert_int_eq(search_watermark_init(&wm), 0);
 }
@@ -39,6 +42,24 @@ static void teardown(void)
 	db_close(db);
 	search_watermark_destroy(&wm);
 	testdb_unlink(db_path);
+	testdb_unlink(index_path);
+}
+
+/* The index, opened the way stored's writer opens it, or the test fails. */
+static struct search_index *open_index(uint32_t batch, uint32_t delay_ms)
+{
+	struct search_index *x = search_index_open(db_path, index_path, &wm, batch, delay_ms);
+
+	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(search_index_attach_writer(db, index_path), 0);
+	return x;
+}
+
+/* Closes the index and detaches it from the writer's connection. */
+static void close_index(struct search_index *x)
+{
+	search_index_close(x);
+	ck_assert_int_eq(sqlite3_exec(db, "DETACH DATABASE search", NULL, NULL, NULL), SQLITE_OK);
 }
 
 /* Commits an event seq whose content is the JSON string literal content
@@ -58,6 +79,15 @@ static void store(int64_t seq, const char *content)
 	sqlite3_bind_text(st, 2, json, -1, SQLITE_TRANSIENT);
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);
+	search_watermark_committed(&wm, seq);
+}
+
+static void delete_event(int64_t seq)
+{
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "DELETE FROM events WHERE seq = %lld", (long long)seq);
+	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 }
 
 /* The seqs the index finds for an FTS5 query, ascending, as "1 3". */
@@ -68,7 +98,7 @@ static const char *found(const char *match)
 	size_t len = 0;
 
 	ck_assert_int_eq(sqlite3_prepare_v2(db,
-					    "SELECT rowid FROM events_fts WHERE events_fts MATCH ?1"
+					    "SELECT rowid FROM search.events_fts WHERE events_fts MATCH ?1"
 					    " ORDER BY rowid",
 					    -1, &st, NULL),
 			 SQLITE_OK);
@@ -83,79 +113,77 @@ static const char *found(const char *match)
 
 static int64_t text_rows(void)
 {
-	return testdb_int(db, "SELECT count(*) FROM events_fts");
+	return testdb_int(db, "SELECT count(*) FROM search.events_fts");
 }
 
-START_TEST(test_commits_are_indexed_later_in_one_batch)
+START_TEST(test_commits_wait_for_the_delay_then_go_in_one_run)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 150);
 
-	ck_assert_ptr_nonnull(x);
-	ck_assert_int_eq(search_index_due_in_ms(x), -1);
 	store(1, "\"alpha one\"");
 	store(2, "\"\"");
 	store(3, "\"beta two alpha\"");
-	search_index_committed(x, 3);
-	/* Not yet: nothing is due for a minute and only 3 of 100 wait. */
+	/* Not yet: only 3 of 100 wait and 150 ms have not passed. */
+	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_int_eq(text_rows(), 0);
-	ck_assert_int_gt(search_index_due_in_ms(x), 50000);
 	ck_assert_int_eq(search_watermark_lag(&wm), 3);
+	ck_assert_int_gt(search_index_due_in_ms(x), 0);
+	usleep(200 * 1000);
+	ck_assert_int_eq(search_index_due_in_ms(x), 0);
 	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_str_eq(found("alpha"), "1 3");
 	ck_assert_str_eq(found("beta"), "3");
 	ck_assert_int_eq(text_rows(), 2); /* the empty content has no row */
 	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	ck_assert_int_eq(search_index_due_in_ms(x), -1);
-	search_index_free(x);
+	close_index(x);
 }
 END_TEST
 
 START_TEST(test_content_is_decoded)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 0);
 
-	ck_assert_ptr_nonnull(x);
 	store(1, "\"caf\\u00e9 \\\"quoted\\\" new\\nline\"");
-	search_index_committed(x, 1);
+	ck_assert_int_eq(search_index_due_in_ms(x), 0); /* delay 0: at once */
 	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_str_eq(found("caf\xc3\xa9"), "1");
 	ck_assert_str_eq(found("quoted"), "1");
 	ck_assert_str_eq(found("line"), "1");
 	ck_assert_str_eq(found("u00e9"), "");
-	search_index_free(x);
+	close_index(x);
 }
 END_TEST
 
 START_TEST(test_batch_bounds_each_run)
 {
-	struct search_index *x = search_index_new(db, &wm, 2, 60000);
+	struct search_index *x = open_index(2, 60000);
 
-	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(search_index_run(x), 0);
 	store(1, "\"word\"");
-	search_index_committed(x, 1);
 	ck_assert_int_gt(search_index_due_in_ms(x), 0);
 	for (int64_t seq = 2; seq <= 5; seq++)
 		store(seq, "\"word\"");
-	search_index_committed(x, 5);
 	ck_assert_int_eq(search_index_due_in_ms(x), 0); /* a full batch waits */
 	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_str_eq(found("word"), "1 2");
 	ck_assert_int_eq(search_watermark_lag(&wm), 3);
-	ck_assert_int_eq(search_index_catch_up(x), 0);
-	ck_assert_str_eq(found("word"), "1 2 3 4 5");
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	search_index_free(x);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("word"), "1 2 3 4");
+	/* One event left of a batch of two: it waits for its minute. */
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("word"), "1 2 3 4");
+	ck_assert_int_eq(search_watermark_lag(&wm), 1);
+	close_index(x);
 }
 END_TEST
 
 START_TEST(test_a_search_makes_it_due_at_once)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 60000);
 	int64_t seq = 0;
 
-	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(search_index_run(x), 0);
 	store(1, "\"needle\"");
-	search_index_committed(x, 1);
 	ck_assert_int_gt(search_index_due_in_ms(x), 0);
 	ck_assert(!search_watermark_want(&wm, &seq)); /* 0: what is committed */
 	ck_assert_int_eq(seq, 1);
@@ -166,149 +194,165 @@ START_TEST(test_a_search_makes_it_due_at_once)
 	seq = 1;
 	ck_assert(search_watermark_want(&wm, &seq));
 	ck_assert_str_eq(found("needle"), "1");
-	search_index_free(x);
+	close_index(x);
 }
 END_TEST
 
 START_TEST(test_deleted_before_its_turn_is_skipped)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 0);
 
-	ck_assert_ptr_nonnull(x);
 	store(1, "\"kept\"");
 	store(2, "\"gone kept\"");
-	search_index_committed(x, 2);
-	/* The events_cleanup trigger deletes a text row that is not there. */
-	ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM events WHERE seq = 2", NULL, NULL, NULL),
-			 SQLITE_OK);
+	delete_event(2);
 	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_str_eq(found("kept"), "1");
 	ck_assert_str_eq(found("gone"), "");
-	search_index_free(x);
+	close_index(x);
 }
 END_TEST
 
-/* A restart (or crash) loses only the writer's memory: the next index
- * resumes after the highest indexed rowid, without indexing anything
- * twice (FTS5 refuses a second row with the same rowid). */
-START_TEST(test_resumes_after_the_highest_indexed_row)
+/* The writer's trigger logs the deletion in relay.db; the next run takes
+ * the text out of search.db, and the writer prunes the log after that. */
+START_TEST(test_deleted_after_indexing_leaves_the_index)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 0);
+	int64_t pruned = 0;
 
-	ck_assert_ptr_nonnull(x);
+	store(1, "\"secret words\"");
+	store(2, "\"other words\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("words"), "1 2");
+	delete_event(1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM search_gone WHERE seq = 1"), 1);
+	/* Nothing was pruned yet: the index has not applied it. */
+	ck_assert_int_eq(search_index_prune_gone(db, &wm, &pruned), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM search_gone"), 1);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("secret"), "");
+	ck_assert_str_eq(found("words"), "2");
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM search.events_fts_content"), 1);
+	ck_assert_int_eq(search_index_prune_gone(db, &wm, &pruned), 0);
+	ck_assert_int_eq(pruned, 1);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM search_gone"), 0);
+	/* Ids are never reused: the next deletion is applied too. */
+	delete_event(2);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_int_eq(text_rows(), 0);
+	close_index(x);
+}
+END_TEST
+
+/* A restart (or crash) loses only memory: search.db records how far it
+ * indexed in the same transaction as the text. */
+START_TEST(test_resumes_where_it_stopped)
+{
+	struct search_index *x = open_index(100, 0);
+
 	store(1, "\"old\"");
 	store(2, "\"old\"");
-	search_index_committed(x, 2);
 	ck_assert_int_eq(search_index_run(x), 0);
 	store(3, "\"new\"");
 	store(4, "\"\"");
 	store(5, "\"new\"");
-	search_index_committed(x, 5);
-	search_index_free(x); /* stopped before indexing 3-5 */
+	close_index(x); /* stopped before indexing 3-5 */
+	search_watermark_destroy(&wm);
+	ck_assert_int_eq(search_watermark_init(&wm), 0);
 
-	x = search_index_new(db, &wm, 100, 60000);
-	ck_assert_ptr_nonnull(x);
+	x = open_index(100, 0);
 	ck_assert_int_eq(search_watermark_lag(&wm), 3);
-	ck_assert_int_eq(search_index_catch_up(x), 0);
+	ck_assert_int_eq(search_index_run(x), 0);
 	ck_assert_str_eq(found("old"), "1 2");
 	ck_assert_str_eq(found("new"), "3 5");
-	search_index_free(x);
+	ck_assert_int_eq(text_rows(), 4);
+	close_index(x);
 }
 END_TEST
 
-/* search_index_delay_ms = 0: the commits index their own text, so the
- * index catches up an earlier run's backlog before the first of them. */
-START_TEST(test_inline_mode_catches_up_at_start)
+/* An index built for another relay.db (a new database beside an old
+ * search.db) is rebuilt from the events it now sits next to. */
+START_TEST(test_another_databases_index_is_rebuilt)
+{
+	struct search_index *x = open_index(100, 0);
+
+	store(1, "\"stale\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	close_index(x);
+	db_close(db);
+	testdb_unlink(db_path);
+	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
+	search_watermark_destroy(&wm);
+	ck_assert_int_eq(search_watermark_init(&wm), 0);
+
+	store(1, "\"fresh\"");
+	x = open_index(100, 0);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("stale"), "");
+	ck_assert_str_eq(found("fresh"), "1");
+	close_index(x);
+}
+END_TEST
+
+/* An index ahead of its database (an older copy of relay.db restored) is
+ * rebuilt too: its text might be of events the copy never had. */
+START_TEST(test_an_index_ahead_of_its_database_is_rebuilt)
+{
+	struct search_index *x = open_index(100, 0);
+
+	store(1, "\"kept\"");
+	store(2, "\"lost\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	close_index(x);
+	/* Without the writer's trigger, as a restored copy would be. */
+	db_close(db);
+	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
+	delete_event(2);
+	search_watermark_destroy(&wm);
+	ck_assert_int_eq(search_watermark_init(&wm), 0);
+
+	x = open_index(100, 0);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("lost"), "");
+	ck_assert_str_eq(found("kept"), "1");
+	close_index(x);
+}
+END_TEST
+
+/* A damaged search.db (here: not a database at all) is built again. */
+START_TEST(test_a_damaged_index_is_rebuilt)
 {
 	struct search_index *x;
+	FILE *f;
 
-	store(1, "\"backlog\"");
-	x = search_index_new(db, &wm, 100, 0);
-	ck_assert_ptr_nonnull(x);
-	ck_assert_str_eq(found("backlog"), "1");
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	search_index_committed(x, 2); /* what ingest.c indexed itself */
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	ck_assert_int_eq(search_index_due_in_ms(x), -1);
-	search_index_free(x);
+	store(1, "\"survives\"");
+	ck_assert_ptr_nonnull(f = fopen(index_path, "w"));
+	for (int i = 0; i < 512; i++)
+		fputs("this is not an SQLite file ", f);
+	fclose(f);
+	x = open_index(100, 0);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("survives"), "1");
+	close_index(x);
 }
 END_TEST
 
-static void exec_ok(const char *sql)
+/* search = 0: the file goes (its text would outlive deletions nobody
+ * applies), and so does the log of deletions. */
+START_TEST(test_search_off_removes_the_index)
 {
-	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-}
+	struct search_index *x = open_index(100, 0);
 
-/* A commit of n events (seqs from first) of "bulk", as the writer makes
- * it: the index may join it before COMMIT. */
-static void commit_with_index(struct search_index *x, int64_t first, int n)
-{
-	exec_ok("BEGIN IMMEDIATE");
-	for (int i = 0; i < n; i++)
-		store(first + i, "\"bulk\"");
-	ck_assert_int_eq(search_index_join_commit(x, (size_t)n, first + n - 1), 0);
-	exec_ok("COMMIT");
-	search_index_committed(x, first + n - 1);
-}
-
-START_TEST(test_a_large_commit_carries_its_own_text)
-{
-	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
-
-	ck_assert_ptr_nonnull(x);
-	store(1, "\"early\""); /* a small commit left unindexed */
-	search_index_committed(x, 1);
-	commit_with_index(x, 2, SEARCH_INDEX_JOIN_EVENTS);
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	ck_assert_int_eq(search_index_due_in_ms(x), -1);
-	ck_assert_str_eq(found("early"), "1");
-	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events_fts WHERE events_fts MATCH 'bulk'"),
-			 SEARCH_INDEX_JOIN_EVENTS);
-	search_index_free(x);
+	store(1, "\"word\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	delete_event(1);
+	close_index(x);
+	ck_assert_int_eq(access(index_path, F_OK), 0);
+	ck_assert_int_eq(search_index_remove(db, index_path), 0);
+	ck_assert_int_ne(access(index_path, F_OK), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM search_gone"), 0);
 }
 END_TEST
 
-START_TEST(test_a_small_commit_joins_only_for_a_search)
-{
-	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
-	int64_t seq = 0;
-
-	ck_assert_ptr_nonnull(x);
-	commit_with_index(x, 1, 3);
-	ck_assert_int_eq(text_rows(), 0);
-	ck_assert_int_eq(search_watermark_lag(&wm), 3);
-	ck_assert(!search_watermark_want(&wm, &seq)); /* a search waits for 1..3 */
-	commit_with_index(x, 4, 2);
-	ck_assert_str_eq(found("bulk"), "1 2 3 4 5");
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	search_index_free(x);
-}
-END_TEST
-
-START_TEST(test_a_rolled_back_join_leaves_the_index_where_it_was)
-{
-	struct search_index *x = search_index_new(db, &wm, 4096, 60000);
-
-	ck_assert_ptr_nonnull(x);
-	exec_ok("BEGIN IMMEDIATE");
-	for (int i = 1; i <= SEARCH_INDEX_JOIN_EVENTS; i++)
-		store(i, "\"gone\"");
-	ck_assert_int_eq(search_index_join_commit(x, SEARCH_INDEX_JOIN_EVENTS,
-						  SEARCH_INDEX_JOIN_EVENTS), 0);
-	exec_ok("ROLLBACK");
-	search_index_rolled_back(x);
-	search_index_committed(x, 0); /* the writer's next commit stored nothing */
-	ck_assert_int_eq(search_watermark_lag(&wm), 0);
-	store(1, "\"kept\"");
-	search_index_committed(x, 1);
-	ck_assert_int_eq(search_index_run(x), 0); /* seq 1 was not taken as indexed */
-	ck_assert_str_eq(found("kept"), "1");
-	ck_assert_str_eq(found("gone"), "");
-	search_index_free(x);
-}
-END_TEST
-
-/* Another thread waits for the index, as a query thread does. */
 struct waiter {
 	int64_t seq;
 	bool covered;
@@ -325,44 +369,61 @@ static void *wait_for_index(void *arg)
 	return NULL;
 }
 
-START_TEST(test_a_waiting_thread_wakes_when_indexed)
+/* The indexer's own thread: a waiting search wakes it long before its
+ * minute, and it indexes what the search waits for. */
+START_TEST(test_the_thread_serves_a_waiting_search)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 60000);
 	struct waiter w = { 2, false };
 	pthread_t t;
 
-	ck_assert_ptr_nonnull(x);
 	store(1, "\"one\"");
 	store(2, "\"two\"");
-	search_index_committed(x, 2);
+	ck_assert_int_eq(search_index_start(x, 0), 0);
 	ck_assert_int_eq(pthread_create(&t, NULL, wait_for_index, &w), 0);
-	while (search_index_due_in_ms(x) != 0) /* until the waiter has asked */
-		usleep(1000);
-	ck_assert_int_eq(search_index_run(x), 0);
 	pthread_join(t, NULL);
 	ck_assert(w.covered);
 	ck_assert_str_eq(found("two"), "2");
-	search_index_free(x);
+	close_index(x);
 }
 END_TEST
 
-/* When the writer stops, a searcher does not wait out its time. */
-START_TEST(test_stopping_releases_waiters)
+/* ... and with nobody waiting, it indexes once its delay has passed, and
+ * applies deletions on its own. */
+START_TEST(test_the_thread_indexes_after_its_delay_and_forgets_deletions)
 {
-	struct search_index *x = search_index_new(db, &wm, 100, 60000);
+	struct search_index *x = open_index(100, 50);
+	int tries = 0;
+
+	ck_assert_int_eq(search_index_start(x, 0), 0);
+	store(1, "\"later\"");
+	while (search_watermark_lag(&wm) > 0 && ++tries < 500)
+		usleep(10 * 1000);
+	ck_assert_int_eq(search_watermark_lag(&wm), 0);
+	ck_assert_str_eq(found("later"), "1");
+	delete_event(1);
+	for (tries = 0; text_rows() > 0 && tries < 500; tries++)
+		usleep(10 * 1000);
+	ck_assert_int_eq(text_rows(), 0);
+	close_index(x);
+}
+END_TEST
+
+/* When the index closes, a searcher does not wait out its time. */
+START_TEST(test_closing_releases_waiters)
+{
+	struct search_index *x = open_index(100, 60000);
 	struct waiter w = { 1, false };
 	pthread_t t;
 
-	ck_assert_ptr_nonnull(x);
+	ck_assert_int_eq(search_index_run(x), 0);
 	store(1, "\"one\"");
-	search_index_committed(x, 1);
 	ck_assert_int_eq(pthread_create(&t, NULL, wait_for_index, &w), 0);
-	while (search_index_due_in_ms(x) != 0)
+	while (search_index_due_in_ms(x) != 0) /* until the waiter has asked */
 		usleep(1000);
-	search_index_free(x);
+	close_index(x);
 	pthread_join(t, NULL);
 	ck_assert(w.covered); /* nothing to wait for: the search runs on what is there */
-	ck_assert_int_eq(text_rows(), 0);
 }
 END_TEST
 
@@ -373,18 +434,20 @@ static Suite *search_index_suite(void)
 
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_commits_are_indexed_later_in_one_batch);
+	tcase_add_test(tc, test_commits_wait_for_the_delay_then_go_in_one_run);
 	tcase_add_test(tc, test_content_is_decoded);
 	tcase_add_test(tc, test_batch_bounds_each_run);
 	tcase_add_test(tc, test_a_search_makes_it_due_at_once);
 	tcase_add_test(tc, test_deleted_before_its_turn_is_skipped);
-	tcase_add_test(tc, test_resumes_after_the_highest_indexed_row);
-	tcase_add_test(tc, test_inline_mode_catches_up_at_start);
-	tcase_add_test(tc, test_a_large_commit_carries_its_own_text);
-	tcase_add_test(tc, test_a_small_commit_joins_only_for_a_search);
-	tcase_add_test(tc, test_a_rolled_back_join_leaves_the_index_where_it_was);
-	tcase_add_test(tc, test_a_waiting_thread_wakes_when_indexed);
-	tcase_add_test(tc, test_stopping_releases_waiters);
+	tcase_add_test(tc, test_deleted_after_indexing_leaves_the_index);
+	tcase_add_test(tc, test_resumes_where_it_stopped);
+	tcase_add_test(tc, test_another_databases_index_is_rebuilt);
+	tcase_add_test(tc, test_an_index_ahead_of_its_database_is_rebuilt);
+	tcase_add_test(tc, test_a_damaged_index_is_rebuilt);
+	tcase_add_test(tc, test_search_off_removes_the_index);
+	tcase_add_test(tc, test_the_thread_serves_a_waiting_search);
+	tcase_add_test(tc, test_the_thread_indexes_after_its_delay_and_forgets_deletions);
+	tcase_add_test(tc, test_closing_releases_waiters);
 	suite_add_tcase(s, tc);
 	return s;
 }

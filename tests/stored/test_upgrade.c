@@ -125,6 +125,39 @@ START_TEST(packs_a_version_0_database)
 }
 END_TEST
 
+/* Version 1 kept the full-text index in relay.db, with a trigger that
+ * deleted from it; version 2 drops both (search.db is rebuilt from the
+ * events), and deleting an event still takes its tags. */
+START_TEST(moves_the_search_index_out_of_a_version_1_database)
+{
+	sqlite3 *db = open_writer();
+
+	exec(db, "CREATE VIRTUAL TABLE events_fts USING fts5(content, tokenize='unicode61');"
+		 "DROP TRIGGER events_cleanup;"
+		 "CREATE TRIGGER events_cleanup AFTER DELETE ON events BEGIN"
+		 " DELETE FROM tags WHERE seq = old.seq;"
+		 " DELETE FROM events_fts WHERE rowid = old.seq;"
+		 " END;"
+		 "INSERT INTO events(seq, id, pubkey, created_at, kind, json)"
+		 " VALUES(1, zeroblob(32), zeroblob(32), 5, 1, '{}');"
+		 "INSERT INTO events_fts(rowid, content) VALUES(1, 'old text');"
+		 "INSERT INTO tags(seq, name, value, created_at) VALUES(1, 't', x'01', 5);"
+		 "PRAGMA user_version=1");
+	db_close(db);
+	db = open_writer();
+	ck_assert_int_eq(testdb_int(db, "PRAGMA user_version"), UPGRADE_SCHEMA_VERSION);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM sqlite_master"
+				       " WHERE name LIKE 'events_fts%'"),
+			 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+				       " AND sql LIKE '%events_fts%'"),
+			 0);
+	exec(db, "DELETE FROM events WHERE seq = 1");
+	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 0);
+	db_close(db);
+}
+END_TEST
+
 START_TEST(new_database_is_current)
 {
 	sqlite3 *db = open_writer();
@@ -159,6 +192,7 @@ int main(void)
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, packs_a_version_0_database);
+	tcase_add_test(tc, moves_the_search_index_out_of_a_version_1_database);
 	tcase_add_test(tc, new_database_is_current);
 	tcase_add_test(tc, newer_version_refused);
 	suite_add_tcase(s, tc);
