@@ -10,13 +10,16 @@
  *     stored still finds every acknowledged event, indexing them from the
  *     database (nothing was kept only in memory);
  *   - a database kept with search = 0 has its history indexed once stored
- *     restarts with search = 1.
+ *     restarts with search = 1, and search = 0 removes the index file;
+ *   - the index is search.db, a file of its own: deleted (or damaged) while
+ *     stored is stopped, it is built again from the events.
  * nip50.test.mjs covers what searches find with the default delay.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { configText, itStopsCleanly, useRelay, until } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 import { metricValue } from './lib/metrics.mjs';
@@ -114,6 +117,11 @@ describe('search index written in batches', () => {
 describe('search turned on for a database kept without it', () => {
   const relay = useRelay({ workers: 1, config: { search: 0 } });
 
+  it('search = 0 keeps no index file', () => {
+    assert.equal(existsSync(join(relay.dataDir, 'relay.db')), true);
+    assert.equal(existsSync(join(relay.dataDir, 'search.db')), false);
+  });
+
   it('indexes the events stored while it was off', async () => {
     const { sk } = keypair();
     const w = word();
@@ -132,5 +140,36 @@ describe('search turned on for a database kept without it', () => {
     }, { timeout: 5000, interval: 100, what: 'a search to find the events stored while search was off' });
     const r = await c.req('on', { search: w });
     assert.deepEqual(r.events.map((e) => e.id).sort(), [...ids].sort());
+    assert.equal(existsSync(join(relay.dataDir, 'search.db')), true);
+  });
+
+  it('a search.db deleted or damaged while stored is stopped is built again', async () => {
+    const { sk } = keypair();
+    const w = word();
+    const c = await relay.connect();
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await c.mustPublish(signed(sk, { content: `${w} rebuilt ${i}` }))).id);
+    assert.equal((await c.req('before', { search: w })).events.length, 3);
+
+    for (const damage of ['delete', 'garbage']) {
+      await relay.kill('stored', 'SIGTERM', { wait: true });
+      const index = join(relay.dataDir, 'search.db');
+      for (const suffix of ['', '-wal', '-shm']) rmSync(index + suffix, { force: true });
+      if (damage === 'garbage') writeFileSync(index, 'not an SQLite database '.repeat(400));
+      await relay.restartStored();
+      await until(async () => {
+        const r = await c.req(`after-${damage}${Math.random()}`, { search: w });
+        return r.closed === null && r.events.length === 3;
+      }, { timeout: 5000, interval: 100, what: `a search to find the events after: ${damage}` });
+      const r = await c.req(`after-${damage}`, { search: w });
+      assert.deepEqual(r.events.map((e) => e.id).sort(), [...ids].sort(), `after: ${damage}`);
+    }
+  });
+
+  it('search = 0 again removes the index file', async () => {
+    await relay.kill('stored', 'SIGTERM', { wait: true });
+    writeFileSync(relay.configPath, configText({ ...relay.config, search: 0 }));
+    await relay.restartStored();
+    assert.equal(existsSync(join(relay.dataDir, 'search.db')), false);
   });
 });
