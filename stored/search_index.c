@@ -322,7 +322,7 @@ struct search_index *search_index_open(const char *db_path, const char *index_pa
 		return NULL;
 	}
 	if (committed > x->indexed)
-		log_info("search index: %lld events to index", (long long)(committed - x->indexed));
+		log_info("search index: up to %lld events to index", (long long)(committed - x->indexed));
 	if (committed - x->indexed > (int64_t)x->batch)
 		x->backlog_since_ms = search_now_ms();
 	search_watermark_committed(wm, committed);
