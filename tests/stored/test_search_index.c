@@ -45,6 +45,13 @@ static void teardown(void)
 	testdb_unlink(index_path);
 }
 
+/* What a restarted stored starts from: nothing in memory. */
+static void forget_watermark(void)
+{
+	search_watermark_destroy(&wm);
+	ck_assert_int_eq(search_watermark_init(&wm), 0);
+}
+
 /* The index, opened the way stored's writer opens it, or the test fails. */
 static struct search_index *open_index(uint32_t batch, uint32_t delay_ms)
 {
@@ -256,8 +263,7 @@ START_TEST(test_resumes_where_it_stopped)
 	store(4, "\"\"");
 	store(5, "\"new\"");
 	close_index(x); /* stopped before indexing 3-5 */
-	search_watermark_destroy(&wm);
-	ck_assert_int_eq(search_watermark_init(&wm), 0);
+	forget_watermark();
 
 	x = open_index(100, 0);
 	ck_assert_int_eq(search_watermark_lag(&wm), 3);
@@ -281,8 +287,7 @@ START_TEST(test_another_databases_index_is_rebuilt)
 	db_close(db);
 	testdb_unlink(db_path);
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	search_watermark_destroy(&wm);
-	ck_assert_int_eq(search_watermark_init(&wm), 0);
+	forget_watermark();
 
 	store(1, "\"fresh\"");
 	x = open_index(100, 0);
@@ -307,8 +312,7 @@ START_TEST(test_an_index_ahead_of_its_database_is_rebuilt)
 	db_close(db);
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	delete_event(2);
-	search_watermark_destroy(&wm);
-	ck_assert_int_eq(search_watermark_init(&wm), 0);
+	forget_watermark();
 
 	x = open_index(100, 0);
 	ck_assert_int_eq(search_index_run(x), 0);
