@@ -94,15 +94,19 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	struct stored *s = a->s;
 	struct stored_stats *st = &s->stats;
 	cJSON *o = cJSON_CreateObject();
-	char wal[sizeof(s->db_path) + 8];
+	char wal[sizeof(s->db_path) + 8], search_wal[sizeof(s->search_path) + 8];
 	uint64_t events = 0;
 	cJSON *workers = admin_worker_list(s);
 
 	db_count_events(a->db, &events);
 	snprintf(wal, sizeof(wal), "%s-wal", s->db_path);
+	snprintf(search_wal, sizeof(search_wal), "%s-wal", s->search_path);
 	admin__add_u64(o, "events", events);
 	admin__add_u64(o, "db_bytes", admin__file_size(s->db_path));
 	admin__add_u64(o, "wal_bytes", admin__file_size(wal));
+	/* NIP-50's index (search.db and its WAL; 0 with search = 0). */
+	admin__add_u64(o, "search_db_bytes",
+		       admin__file_size(s->search_path) + admin__file_size(search_wal));
 	admin__add_u64(o, "uptime_seconds", (uint64_t)(time(NULL) - a->started));
 	cJSON_AddNumberToObject(o, "ingest_rate",
 				admin_rate(&a->ingest, atomic_load(&st->events_accepted)));

@@ -60,10 +60,11 @@ static uint64_t metrics_file_size(const char *path)
 static void metrics_stored(struct metrics *m)
 {
 	struct stored_stats *st = &m->s->stats;
-	char wal[sizeof(m->s->db_path) + 8];
+	char wal[sizeof(m->s->db_path) + 8], search_wal[sizeof(m->s->search_path) + 8];
 	struct buf *b = &m->text;
 
 	snprintf(wal, sizeof(wal), "%s-wal", m->s->db_path);
+	snprintf(search_wal, sizeof(search_wal), "%s-wal", m->s->search_path);
 	metrics_line(b, "relay_events_stored", "gauge", "Events in the database.", -1, (double)m->events);
 	metrics_line(b, "relay_events_accepted_total", "counter", "Events stored on arrival.", -1,
 		     (double)atomic_load(&st->events_accepted));
@@ -90,6 +91,9 @@ static void metrics_stored(struct metrics *m)
 		     (double)metrics_file_size(m->s->db_path));
 	metrics_line(b, "relay_wal_bytes", "gauge", "Size of the write-ahead log.", -1,
 		     (double)metrics_file_size(wal));
+	metrics_line(b, "relay_search_db_bytes", "gauge",
+		     "Size of the full-text index file (search.db) and its write-ahead log.", -1,
+		     (double)(metrics_file_size(m->s->search_path) + metrics_file_size(search_wal)));
 	metrics_line(b, "relay_write_queue", "gauge", "Events waiting for the writer.", -1,
 		     (double)queue_length(m->s->write_q));
 	metrics_line(b, "relay_search_index_lag", "gauge",

@@ -75,9 +75,10 @@ describe('admin socket and relayctl', () => {
 
     const s = await ctlJson(relay, 'stats');
     assert.equal(s.events, before.events + 2);
-    for (const k of ['db_bytes', 'wal_bytes', 'ingest_rate', 'query_rate', 'uptime_seconds'])
+    for (const k of ['db_bytes', 'wal_bytes', 'search_db_bytes', 'ingest_rate', 'query_rate', 'uptime_seconds'])
       assert.equal(typeof s[k], 'number', `${k} in ${JSON.stringify(s)}`);
     assert.ok(s.db_bytes + s.wal_bytes > 0);
+    assert.ok(s.search_db_bytes > 0, 'search = 1 keeps search.db');
     assert.equal(s.rejects.duplicate, before.rejects.duplicate + 1);
     for (const k of ['duplicate', 'blocked', 'error']) assert.equal(typeof s.rejects[k], 'number');
     /* the ingest rate is sampled once a second: two events within 10 s */

@@ -6,6 +6,7 @@
  *     and delete --dry-run, because each waits for the index first;
  *   - the admin socket's stats (and /metrics, as relay_search_index_lag)
  *     show the events waiting, and show them gone once a search needed them;
+ *     /metrics gives search.db's size as relay_search_db_bytes;
  *   - after a SIGKILL of stored with text not yet indexed, the restarted
  *     stored still finds every acknowledged event, indexing them from the
  *     database (nothing was kept only in memory);
@@ -63,6 +64,8 @@ describe('search index written in batches', () => {
     assert.equal(await lag(), 0);
     await until(async () => metricValue((await relay.httpGet('/metrics')).body, 'relay_search_index_lag') === 0,
       { timeout: 3000, interval: 100, what: 'relay_search_index_lag 0 on /metrics' });
+    assert.ok(metricValue((await relay.httpGet('/metrics')).body, 'relay_search_db_bytes') > 0,
+      'relay_search_db_bytes: the size of search.db');
 
     const more = (await pub.mustPublish(signed(sk, { content: `${w} and one more` }))).id;
     assert.equal((await reader.count('c', { search: w })).count, 6);
