@@ -114,6 +114,11 @@ void db_use_wal_buffer(bool on)
 	db_wal_buffer = on;
 }
 
+int db_init_library(void)
+{
+	return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) == SQLITE_OK ? 0 : ERR_DB;
+}
+
 void db_use_search_index(const char *path)
 {
 	snprintf(db_search_path, sizeof(db_search_path), "%s", path ? path : "");

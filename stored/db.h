@@ -54,6 +54,14 @@ int db_open_index(const char *path, sqlite3 **out);
  * is ever taken on it through db.  Returns 0 or ERR_DB (logged). */
 int db_attach(sqlite3 *db, const char *path, const char *name);
 
+/*
+ * Process-wide SQLite settings, before anything else uses SQLite: memory
+ * statistics off, which SQLite otherwise keeps under one global mutex that
+ * every allocation of every connection takes.  Returns 0 or ERR_DB (SQLite
+ * was already in use; the settings then stay as they were).
+ */
+int db_init_library(void);
+
 /* Closes db.  NULL-safe. */
 void db_close(sqlite3 *db);
 

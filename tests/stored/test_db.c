@@ -355,6 +355,34 @@ START_TEST(test_cleanup_trigger)
 }
 END_TEST
 
+/* SQLite's memory statistics are off after db_init_library() (each test
+ * runs in a fresh child, so SQLite is not yet in use): allocations are no
+ * longer counted, which is what their global mutex was for.  Once SQLite
+ * is in use, the setting can no longer change and the call says so. */
+START_TEST(test_init_library_turns_memory_statistics_off)
+{
+	sqlite3 *db;
+
+	ck_assert_int_eq(db_init_library(), 0);
+	db = open_writer("normal");
+	insert_events(db, 2);
+	ck_assert_int_eq((int)sqlite3_memory_used(), 0);
+	ck_assert_int_eq(db_init_library(), ERR_DB);
+	db_close(db);
+}
+END_TEST
+
+/* Without it, the same work is counted: the check above can fail. */
+START_TEST(test_memory_statistics_are_on_by_default)
+{
+	sqlite3 *db = open_writer("normal");
+
+	insert_events(db, 2);
+	ck_assert_int_gt((int)sqlite3_memory_used(), 0);
+	db_close(db);
+}
+END_TEST
+
 /* db_identity's token in hex, into out (33 bytes). */
 static void identity_hex(sqlite3 *db, char *out)
 {
@@ -418,6 +446,8 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_autoincrement_never_reuses);
 	tcase_add_test(tc, test_cleanup_trigger);
 	tcase_add_test(tc, test_identity_is_kept);
+	tcase_add_test(tc, test_init_library_turns_memory_statistics_off);
+	tcase_add_test(tc, test_memory_statistics_are_on_by_default);
 	tcase_add_test(tc, test_close_null);
 	suite_add_tcase(s, tc);
 	return s;
