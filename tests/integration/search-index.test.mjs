@@ -1,6 +1,7 @@
 /*
  * search-index.test.mjs - NIP-50's index is written behind the events, in
- * batches of its own (stored/search_index.h), and no search may notice:
+ * batches of its own, by stored's indexer thread into search.db
+ * (stored/search_index.h), and no search may notice:
  *   - with the batches put off for ten minutes, an event acknowledged a
  *     moment ago is still found by REQ, by COUNT and by relayctl's export
  *     and delete --dry-run, because each waits for the index first;

@@ -14,6 +14,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/err.h"
@@ -383,6 +384,31 @@ START_TEST(test_memory_statistics_are_on_by_default)
 }
 END_TEST
 
+/* db_attach opens its file by URI: a directory whose name holds what a URI
+ * gives a meaning to (space, ?, #, %) must still name the same file, and
+ * what is attached is read-only. */
+START_TEST(test_attach_any_path_read_only)
+{
+	char dir[TMPDIR_FILE_MAX + 32], other[TMPDIR_FILE_MAX + 48];
+	sqlite3 *db = open_writer("normal"), *side;
+
+	snprintf(dir, sizeof(dir), "%s/a b?c#d%%41", tmp_dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(other, sizeof(other), "%s/side.db", dir);
+	ck_assert_int_eq(sqlite3_open(other, &side), SQLITE_OK);
+	ck_assert_int_eq(exec(side, "CREATE TABLE t(x); INSERT INTO t VALUES(42)"), SQLITE_OK);
+	sqlite3_close(side);
+
+	ck_assert_int_eq(db_attach(db, other, "side"), 0);
+	ck_assert_int_eq(testdb_int(db, "SELECT x FROM side.t"), 42);
+	ck_assert_int_ne(exec(db, "INSERT INTO side.t VALUES(1)"), SQLITE_OK);
+	ck_assert_int_eq(exec(db, "DETACH DATABASE side"), SQLITE_OK);
+	db_close(db);
+	testdb_unlink(other);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* db_identity's token in hex, into out (33 bytes). */
 static void identity_hex(sqlite3 *db, char *out)
 {
@@ -446,6 +472,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_autoincrement_never_reuses);
 	tcase_add_test(tc, test_cleanup_trigger);
 	tcase_add_test(tc, test_identity_is_kept);
+	tcase_add_test(tc, test_attach_any_path_read_only);
 	tcase_add_test(tc, test_init_library_turns_memory_statistics_off);
 	tcase_add_test(tc, test_memory_statistics_are_on_by_default);
 	tcase_add_test(tc, test_close_null);
