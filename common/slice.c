@@ -2,10 +2,12 @@
 #include "slice.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -70,8 +72,35 @@ static void slice_thread_name(const char *tid, char *out, size_t len)
 	fclose(f);
 }
 
+/* True if a thread other than the main one still carries the process's
+ * name (the main thread's): it has not named itself yet. */
+static bool slice_some_thread_unnamed(void)
+{
+	char main_tid[16], main_name[32], name[32];
+	bool unnamed = false;
+	struct dirent *e;
+	DIR *dir;
+
+	snprintf(main_tid, sizeof(main_tid), "%d", (int)getpid());
+	slice_thread_name(main_tid, main_name, sizeof(main_name));
+	if (!main_name[0] || !(dir = opendir("/proc/self/task")))
+		return false;
+	while (!unnamed && (e = readdir(dir))) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, main_tid) == 0)
+			continue;
+		slice_thread_name(e->d_name, name, sizeof(name));
+		unnamed = strcmp(name, main_name) == 0;
+	}
+	closedir(dir);
+	return unnamed;
+}
+
+/* How long slice_set_threads_named waits for threads to name themselves. */
+#define SLICE_NAMES_WAIT_MS 2000
+
 int slice_set_threads_named(const char *prefix, uint32_t us)
 {
+	struct timespec pause = { 0, 5 * 1000000L };
 	DIR *dir;
 	struct dirent *e;
 	char name[32];
@@ -79,6 +108,11 @@ int slice_set_threads_named(const char *prefix, uint32_t us)
 
 	if (us == 0)
 		return 0;
+	/* A library's thread names itself once it runs (nng's do): one
+	 * started a moment ago still has the process's name and would be
+	 * missed.  Under a sanitizer that moment was long enough to see. */
+	for (int waited = 0; waited < SLICE_NAMES_WAIT_MS && slice_some_thread_unnamed(); waited += 5)
+		nanosleep(&pause, NULL);
 	if (!(dir = opendir("/proc/self/task")))
 		return ERR_IO;
 	while ((e = readdir(dir))) {

@@ -27,8 +27,11 @@
 int slice_set_this_thread(uint32_t us);
 
 /* The same for every thread of this process whose name starts with
- * prefix (threads a library started, e.g. nng's "nng:").  Returns how
- * many threads it set, or ERR_IO if /proc/self/task cannot be read. */
+ * prefix (threads a library started, e.g. nng's "nng:").  A thread that
+ * still carries the process's name has not named itself yet: it waits up
+ * to 2 s for those first, so every thread of ours must have a name of its
+ * own.  Returns how many threads it set, or ERR_IO if /proc/self/task
+ * cannot be read. */
 int slice_set_threads_named(const char *prefix, uint32_t us);
 
 /* The slice the kernel reports for thread tid, in nanoseconds (0 when it
