@@ -25,3 +25,11 @@ void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms)
 		out->tv_nsec -= 1000000000L;
 	}
 }
+
+int64_t deadline_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}

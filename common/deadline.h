@@ -9,6 +9,7 @@
 #define COMMON_DEADLINE_H
 
 #include <pthread.h>
+#include <stdint.h>
 #include <time.h>
 
 /* *out = now on clock + timeout_ms (>= 0), normalised (tv_nsec < 1e9). */
@@ -18,5 +19,9 @@ void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms);
  * neither stretches nor cuts a bounded wait (pass it deadlines from
  * deadline_after_ms(…, CLOCK_MONOTONIC, …)).  0 or an errno value. */
 int deadline_cond_init(pthread_cond_t *cond);
+
+/* Milliseconds on CLOCK_MONOTONIC: for intervals ("due 1000 ms after
+ * that"), never for dates. */
+int64_t deadline_now_ms(void);
 
 #endif

@@ -34,6 +34,7 @@
 #include "queue.h"
 #include "reply.h"
 #include "rpc.h"
+#include "search_index.h"
 #include "stored.h"
 #include "writer.h"
 

@@ -18,99 +18,6 @@
  * it: the text of a deleted event leaves search.db within about this. */
 #define SEARCH_GONE_POLL_MS 1000
 
-static int64_t search_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- the watermark ---- */
-
-int search_watermark_init(struct search_watermark *wm)
-{
-	int rc;
-
-	*wm = (struct search_watermark){ 0 };
-	if ((rc = pthread_mutex_init(&wm->lock, NULL)))
-		return rc;
-	if ((rc = deadline_cond_init(&wm->advanced))) {
-		pthread_mutex_destroy(&wm->lock);
-		return rc;
-	}
-	if ((rc = deadline_cond_init(&wm->work))) {
-		pthread_cond_destroy(&wm->advanced);
-		pthread_mutex_destroy(&wm->lock);
-	}
-	return rc;
-}
-
-void search_watermark_destroy(struct search_watermark *wm)
-{
-	pthread_cond_destroy(&wm->work);
-	pthread_cond_destroy(&wm->advanced);
-	pthread_mutex_destroy(&wm->lock);
-}
-
-bool search_watermark_want(struct search_watermark *wm, int64_t *seq)
-{
-	bool covered;
-
-	pthread_mutex_lock(&wm->lock);
-	if (*seq <= 0)
-		*seq = wm->committed;
-	covered = !wm->ready || wm->indexed >= *seq;
-	if (!covered && wm->wanted < *seq) {
-		wm->wanted = *seq;
-		pthread_cond_signal(&wm->work);
-	}
-	pthread_mutex_unlock(&wm->lock);
-	return covered;
-}
-
-bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout_ms)
-{
-	struct timespec until;
-	bool covered;
-
-	deadline_after_ms(&until, CLOCK_MONOTONIC, timeout_ms);
-	pthread_mutex_lock(&wm->lock);
-	while (wm->ready && wm->indexed < seq &&
-	       pthread_cond_timedwait(&wm->advanced, &wm->lock, &until) != ETIMEDOUT)
-		;
-	covered = !wm->ready || wm->indexed >= seq;
-	pthread_mutex_unlock(&wm->lock);
-	return covered;
-}
-
-int64_t search_watermark_lag(struct search_watermark *wm)
-{
-	int64_t lag;
-
-	pthread_mutex_lock(&wm->lock);
-	lag = wm->ready && wm->committed > wm->indexed ? wm->committed - wm->indexed : 0;
-	pthread_mutex_unlock(&wm->lock);
-	return lag;
-}
-
-void search_watermark_committed(struct search_watermark *wm, int64_t last_seq)
-{
-	pthread_mutex_lock(&wm->lock);
-	if (last_seq > wm->committed) {
-		bool first = wm->committed <= wm->indexed;
-
-		if (first)
-			wm->pending_since_ms = search_now_ms();
-		wm->committed = last_seq;
-		/* The indexer sleeps until its next run is due; only the first
-		 * pending event or a full batch can bring that forward. */
-		if (first || wm->committed - wm->indexed >= wm->wake_lag)
-			pthread_cond_signal(&wm->work);
-	}
-	pthread_mutex_unlock(&wm->lock);
-}
-
 /* ---- the writer's side ---- */
 
 void search_index_path(char *out, size_t size, const char *db_path)
@@ -324,7 +231,7 @@ struct search_index *search_index_open(const char *db_path, const char *index_pa
 	if (committed > x->indexed)
 		log_info("search index: up to %lld events to index", (long long)(committed - x->indexed));
 	if (committed - x->indexed > (int64_t)x->batch)
-		x->backlog_since_ms = search_now_ms();
+		x->backlog_since_ms = deadline_now_ms();
 	search_watermark_committed(wm, committed);
 	search_publish(x);
 	return x;
@@ -387,7 +294,7 @@ int search_index_due_in_ms(struct search_index *x)
 	int due;
 
 	pthread_mutex_lock(&x->wm->lock);
-	due = search_due_locked(x, search_now_ms());
+	due = search_due_locked(x, deadline_now_ms());
 	pthread_mutex_unlock(&x->wm->lock);
 	return due;
 }
@@ -432,7 +339,7 @@ int search_index_run(struct search_index *x)
 	pthread_mutex_lock(&x->wm->lock);
 	upto = x->indexed;
 	committed = x->wm->committed;
-	if (search_text_due_locked(x, search_now_ms()))
+	if (search_text_due_locked(x, deadline_now_ms()))
 		upto = x->wm->committed - x->indexed > (int64_t)x->batch ? x->indexed + x->batch
 									  : x->wm->committed;
 	pthread_mutex_unlock(&x->wm->lock);
@@ -443,7 +350,7 @@ int search_index_run(struct search_index *x)
 	if (sqlite3_step(x->last_gone) == SQLITE_ROW)
 		gone_upto = sqlite3_column_int64(x->last_gone, 0);
 	sqlite3_reset(x->last_gone);
-	x->gone_checked_ms = search_now_ms();
+	x->gone_checked_ms = deadline_now_ms();
 	if (gone_upto < x->gone_done)
 		gone_upto = x->gone_done;
 	if (upto == x->indexed && gone_upto == x->gone_done) {
@@ -459,17 +366,17 @@ int search_index_run(struct search_index *x)
 	x->retry_at_ms = 0;
 	if (x->backlog_since_ms && upto >= committed) {
 		log_info("search index: caught up in %.1f s",
-			 (double)(search_now_ms() - x->backlog_since_ms) / 1000);
+			 (double)(deadline_now_ms() - x->backlog_since_ms) / 1000);
 		x->backlog_since_ms = 0;
 	}
 	pthread_mutex_lock(&x->wm->lock);
 	if (x->wm->committed > x->indexed)
-		x->wm->pending_since_ms = search_now_ms();
+		x->wm->pending_since_ms = deadline_now_ms();
 	pthread_mutex_unlock(&x->wm->lock);
 	search_publish(x);
 	return 0;
 failed:
-	x->retry_at_ms = search_now_ms() + (x->delay_ms ? x->delay_ms : 1000);
+	x->retry_at_ms = deadline_now_ms() + (x->delay_ms ? x->delay_ms : 1000);
 	return ERR_DB;
 }
 
@@ -483,7 +390,7 @@ static void *search_main(void *arg)
 	prio_set_this_thread(x->nice);
 	pthread_mutex_lock(&x->wm->lock);
 	while (!x->wm->stop) {
-		due = search_due_locked(x, search_now_ms());
+		due = search_due_locked(x, deadline_now_ms());
 		if (due > 0) {
 			deadline_after_ms(&until, CLOCK_MONOTONIC, due);
 			pthread_cond_timedwait(&x->wm->work, &x->wm->lock, &until);

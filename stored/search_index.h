@@ -20,8 +20,7 @@
  * meanwhile: it joins the index with the events table.
  *
  * A search never misses what was acknowledged: the searcher waits until the
- * index covers every event its answer may include (search_watermark_want,
- * search_watermark_wait).  Nothing is lost by a crash: search.db records how
+ * index covers every event its answer may include (search_watermark.h).  Nothing is lost by a crash: search.db records how
  * far it has indexed in the same transaction as the text, and the index is
  * derived data: a search.db that is missing, belongs to another relay.db or
  * is ahead of it is rebuilt from the events, in the background.
@@ -35,36 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What the writer, the indexer and searchers share; lives in struct stored. */
-struct search_watermark {
-	pthread_mutex_t lock;
-	pthread_cond_t advanced; /* searchers wait for indexed to grow */
-	pthread_cond_t work;     /* the indexer waits for something to do */
-	int64_t committed;       /* the highest seq committed (the writer) */
-	int64_t indexed;         /* every event with seq <= indexed is searchable */
-	int64_t wanted;          /* a searcher waits for indexed >= wanted */
-	int64_t gone_done;       /* search_gone ids the index has applied */
-	int64_t pending_since_ms; /* when committed first went past indexed */
-	int64_t wake_lag;        /* a commit leaving this many unindexed wakes the indexer */
-	bool ready;              /* an indexer keeps the index (search = 1) */
-	bool stop;               /* the indexer thread is to end */
-};
-
-/* Returns 0 or an errno value from pthread. */
-int search_watermark_init(struct search_watermark *wm);
-void search_watermark_destroy(struct search_watermark *wm);
-/* The searcher's half: true at once if the index covers seq (0: whatever
- * is committed now); otherwise records seq as wanted, wakes the indexer and
- * returns false, and the caller calls search_watermark_wait. */
-bool search_watermark_want(struct search_watermark *wm, int64_t *seq);
-/* Waits up to timeout_ms for the index to cover seq; true if it does. */
-bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout_ms);
-/* Events committed whose text the index does not have yet (0 with
- * search = 0), for /metrics and the admin socket. */
-int64_t search_watermark_lag(struct search_watermark *wm);
-/* The writer's half, after each commit: the highest seq it stored (0 if
- * none).  Wakes the indexer when its batch is full (or delay_ms is 0). */
-void search_watermark_committed(struct search_watermark *wm, int64_t last_seq);
+#include "search_watermark.h"
 
 /* search.db's path for the events database at db_path (same directory). */
 void search_index_path(char *out, size_t size, const char *db_path);

@@ -21,7 +21,7 @@
 
 #include "../common/config.h"
 #include "../common/histo.h"
-#include "search_index.h"
+#include "search_watermark.h"
 #include "visible.h"
 
 struct queue;

@@ -4,7 +4,7 @@
  * "now" is read just before and just after, so each expectation is a range
  * that a wrong sum (a lost carry, seconds taken as milliseconds) misses.
  * deadline_cond_init()'s condition variable waits until such a monotonic
- * deadline, not less.
+ * deadline, not less; deadline_now_ms() reads that clock in milliseconds.
  */
 #include <check.h>
 #include <errno.h>
@@ -80,6 +80,25 @@ START_TEST(cond_waits_in_monotonic_time)
 }
 END_TEST
 
+/* deadline_now_ms() is CLOCK_MONOTONIC in milliseconds: between two
+ * readings of that clock, and it moves with a sleep. */
+START_TEST(now_ms_is_the_monotonic_clock)
+{
+	struct timespec before, after, nap = { 0, 30 * 1000000L };
+	int64_t now, later;
+
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	now = deadline_now_ms();
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	ck_assert_int_ge(now, ns_of(&before) / 1000000);
+	ck_assert_int_le(now, ns_of(&after) / 1000000);
+	nanosleep(&nap, NULL);
+	later = deadline_now_ms();
+	ck_assert_int_ge(later - now, 30);
+	ck_assert_int_lt(later - now, 5000);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("deadline");
@@ -89,6 +108,7 @@ int main(void)
 	tcase_add_loop_test(tc, realtime, 0, NTIMEOUTS);
 	tcase_add_test(tc, carry_for_every_millisecond);
 	tcase_add_test(tc, cond_waits_in_monotonic_time);
+	tcase_add_test(tc, now_ms_is_the_monotonic_clock);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
