@@ -74,7 +74,7 @@ static const char db_schema[] =
 	" DELETE FROM tags WHERE seq = old.seq;"
 	" END;";
 
-static int db_exec(sqlite3 *db, const char *sql)
+int db_exec(sqlite3 *db, const char *sql)
 {
 	char *msg = NULL;
 

@@ -40,7 +40,7 @@ static int maint_sql(sqlite3 *db, const char *sql, int64_t *values, int nvalues)
 
 static int maint_checkpoint(sqlite3 *db, struct admin_job *job)
 {
-	/* main only: search.db is attached read-only; its indexer checkpoints it. */
+	/* main: this connection's own file (search.db is its indexer's). */
 	return maint_sql(db, "PRAGMA main.wal_checkpoint(TRUNCATE)", job->values, 3);
 }
 

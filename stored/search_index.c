@@ -28,23 +28,12 @@ void search_index_path(char *out, size_t size, const char *db_path)
 	snprintf(out, size, "%.*ssearch.db", dir_len, db_path);
 }
 
-static int search_exec(sqlite3 *db, const char *sql)
+int search_index_track_deletions(sqlite3 *db)
 {
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-		log_warnx("search index: %s: %s", sql, sqlite3_errmsg(db));
-		return ERR_DB;
-	}
-	return 0;
-}
-
-int search_index_attach_writer(sqlite3 *db, const char *index_path)
-{
-	if (search_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
-			    " AFTER DELETE ON main.events BEGIN"
-			    " INSERT INTO search_gone(seq) VALUES(old.seq);"
-			    " END"))
-		return ERR_DB;
-	return db_attach(db, index_path, "search");
+	return db_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
+			   " AFTER DELETE ON main.events BEGIN"
+			   " INSERT INTO search_gone(seq) VALUES(old.seq);"
+			   " END");
 }
 
 int search_index_prune_gone(sqlite3 *db, struct search_watermark *wm, int64_t *pruned)
@@ -95,7 +84,7 @@ int search_index_remove(sqlite3 *db, const char *index_path)
 		log_info("search = 0: removing the search index %s", index_path);
 	if (search_unlink(index_path))
 		return ERR_DB;
-	return search_exec(db, "DELETE FROM search_gone");
+	return db_exec(db, "DELETE FROM search_gone");
 }
 
 /* ---- the indexer ---- */
@@ -175,7 +164,7 @@ static sqlite3 *search_open_file(const char *db_path, const char *index_path)
 		sqlite3 *db = NULL;
 		const char *why = "cannot be opened";
 
-		if (!db_open_index(index_path, &db) && !search_exec(db, search_schema) &&
+		if (!db_open_index(index_path, &db) && !db_exec(db, search_schema) &&
 		    !db_attach(db, db_path, "events_db")) {
 			if (!search_is_stale(db))
 				return db;
@@ -215,8 +204,8 @@ struct search_index *search_index_open(const char *db_path, const char *index_pa
 		return NULL;
 	*x = (struct search_index){ .wm = wm, .batch = batch ? batch : 1, .delay_ms = delay_ms };
 	if (!(x->db = search_open_file(db_path, index_path)) ||
-	    search_exec(x->db, "UPDATE search_state SET owner ="
-			       " (SELECT token FROM events_db.db_identity LIMIT 1)") ||
+	    db_exec(x->db, "UPDATE search_state SET owner ="
+			   " (SELECT token FROM events_db.db_identity LIMIT 1)") ||
 	    db_read_int(x->db, "SELECT indexed FROM search_state", &x->indexed) ||
 	    db_read_int(x->db, "SELECT gone_done FROM search_state", &x->gone_done) ||
 	    db_read_int(x->db, "SELECT coalesce(max(seq), 0) FROM events_db.events", &committed) ||
@@ -345,7 +334,7 @@ int search_index_run(struct search_index *x)
 	pthread_mutex_unlock(&x->wm->lock);
 	/* One read snapshot of relay.db from the first read to COMMIT: an
 	 * event deleted in it is neither indexed nor left behind. */
-	if (search_exec(x->db, "BEGIN IMMEDIATE"))
+	if (db_exec(x->db, "BEGIN IMMEDIATE"))
 		goto failed;
 	if (sqlite3_step(x->last_gone) == SQLITE_ROW)
 		gone_upto = sqlite3_column_int64(x->last_gone, 0);
@@ -354,11 +343,11 @@ int search_index_run(struct search_index *x)
 	if (gone_upto < x->gone_done)
 		gone_upto = x->gone_done;
 	if (upto == x->indexed && gone_upto == x->gone_done) {
-		search_exec(x->db, "ROLLBACK"); /* nothing to write */
+		db_exec(x->db, "ROLLBACK"); /* nothing to write */
 		return 0;
 	}
-	if (search_apply(x, upto, gone_upto) || search_exec(x->db, "COMMIT")) {
-		search_exec(x->db, "ROLLBACK");
+	if (search_apply(x, upto, gone_upto) || db_exec(x->db, "COMMIT")) {
+		db_exec(x->db, "ROLLBACK");
 		goto failed;
 	}
 	x->indexed = upto;

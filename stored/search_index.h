@@ -42,10 +42,9 @@ void search_index_path(char *out, size_t size, const char *db_path);
 /*
  * On the writer's connection, after the schema exists: logs every deleted
  * event's seq in search_gone (a TEMP trigger: only this connection deletes
- * events) and attaches search.db read-only as "search", for operators'
- * jobs that match by search.  Returns 0 or ERR_DB (logged).
+ * events).  Returns 0 or ERR_DB (logged).
  */
-int search_index_attach_writer(sqlite3 *db, const char *index_path);
+int search_index_track_deletions(sqlite3 *db);
 /* Inside the writer's open transaction: prunes search_gone up to what the
  * index has applied, once that moved past *pruned.  Returns 0 or ERR_DB. */
 int search_index_prune_gone(sqlite3 *db, struct search_watermark *wm, int64_t *pruned);

@@ -60,7 +60,7 @@ static void writer_checkpoint(struct writer *w)
 {
 	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
 		return;
-	/* main only: search.db is attached read-only; its indexer checkpoints it. */
+	/* main: this connection's own file (search.db is its indexer's). */
 	if (sqlite3_wal_checkpoint_v2(w->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)
 		w->wal_pages = 0;
 }
@@ -423,12 +423,27 @@ static void writer_free(struct writer *w)
 	free(w);
 }
 
-/* An operator's delete that matches by search waits, as a searcher does,
- * for the index to hold every event committed before it. */
-static void writer_await_op_search(struct writer *w, const struct admin_job *op)
+/*
+ * Runs an operator's job.  A delete that matches by search waits, as a
+ * searcher does, for the index to hold every event committed before it,
+ * and reads search.db through an attachment made for it alone: the
+ * writer's own commits never open that file (with it attached, each
+ * BEGIN IMMEDIATE would also start a read of it).
+ */
+static void writer_run_op(struct writer *w, struct admin_job *op)
 {
-	if (w->search && op->op == ADMIN_OP_DELETE && query_searches(w->s, op->filters, op->nfilters))
+	bool searching = w->search && op->op == ADMIN_OP_DELETE &&
+			 query_searches(w->s, op->filters, op->nfilters);
+
+	if (searching) {
 		writer_await_search(w->s, 0);
+		/* On failure the delete's statement finds no events_fts and
+		 * the operator gets its error. */
+		searching = db_attach(w->db, w->s->search_path, "search") == 0;
+	}
+	maint_run(w->db, op);
+	if (searching)
+		db_exec(w->db, "DETACH DATABASE search");
 }
 
 static void *writer_main(void *arg)
@@ -447,8 +462,7 @@ static void *writer_main(void *arg)
 		if (!w->op && !n)
 			break;
 		if (w->op) {
-			writer_await_op_search(w, w->op->admin);
-			maint_run(w->db, w->op->admin);
+			writer_run_op(w, w->op->admin);
 			write_job_free(w->op); /* wakes the admin thread */
 			w->op = NULL;
 		}
@@ -480,7 +494,7 @@ static int writer_open_search(struct writer *w)
 	if (!(w->search = search_index_open(s->db_path, s->search_path, &s->search,
 					    s->cfg.search_index_batch,
 					    s->cfg.search_index_delay_ms)) ||
-	    search_index_attach_writer(w->db, s->search_path) ||
+	    search_index_track_deletions(w->db) ||
 	    search_index_start(w->search, (int)s->cfg.writer_nice))
 		return ERR_DB;
 	return 0;

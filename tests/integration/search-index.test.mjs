@@ -73,7 +73,7 @@ describe('search index written in batches', () => {
     assert.deepEqual(await search(reader, { search: `${w} more` }), [more]);
   });
 
-  it('relayctl export and delete --dry-run wait for the index too', async () => {
+  it('relayctl export, delete --dry-run and delete wait for the index too', async () => {
     const { sk, pk } = keypair();
     const w = word();
     const c = await relay.connect();
@@ -89,6 +89,19 @@ describe('search index written in batches', () => {
     assert.equal(dry.code, 0, dry.stderr);
     assert.deepEqual(JSON.parse(dry.stdout), { dry_run: true, matched: 2 });
     assert.ok(later.id);
+
+    /* The real delete runs on the writer, which attaches search.db for it
+     * alone: twice in a row (the first detached it), with commits between. */
+    const third = await c.mustPublish(signed(sk, { content: `third ${w}` }));
+    const del = await relay.relayctl('--json', 'delete', JSON.stringify({ search: `counted ${w}` }));
+    assert.equal(del.code, 0, del.stderr);
+    assert.equal(JSON.parse(del.stdout).deleted, 1);
+    assert.deepEqual(sorted(await search(c, { search: w })), sorted([ev.id, third.id]));
+    await c.mustPublish(signed(sk, { content: `after the delete ${w}` }));
+    const again = await relay.relayctl('--json', 'delete', JSON.stringify({ search: w, authors: [pk] }));
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(JSON.parse(again.stdout).deleted, 3);
+    assert.deepEqual(await search(c, { search: w }), []);
   });
 
   it('text not yet indexed when stored is killed is indexed after its restart', async () => {

@@ -3,8 +3,8 @@
  * files: an events database and the search.db next to it.
  *
  * Events are written straight into the events table on a writer's
- * connection (search_index_attach_writer: its trigger logs deletions, and
- * search.db is attached read-only) with a JSON text of their own choosing
+ * connection (search_index_track_deletions: its trigger logs deletions;
+ * search.db is attached read-only to read the index back) with a JSON text of their own choosing
  * (the index reads only seq and json), and reported to the watermark the way
  * the writer does (search_watermark_committed).  What the index holds is read
  * back through the attached file with FTS5 MATCH queries, so every
@@ -58,7 +58,8 @@ static struct search_index *open_index(uint32_t batch, uint32_t delay_ms)
 	struct search_index *x = search_index_open(db_path, index_path, &wm, batch, delay_ms);
 
 	ck_assert_ptr_nonnull(x);
-	ck_assert_int_eq(search_index_attach_writer(db, index_path), 0);
+	ck_assert_int_eq(search_index_track_deletions(db), 0);
+	ck_assert_int_eq(db_attach(db, index_path, "search"), 0);
 	return x;
 }
 
