@@ -49,10 +49,18 @@ UNIT_BIN := $(patsubst %.c,$(BUILD)/%,$(UNIT_SRC))
 
 all: $(BUILD)/stored $(BUILD)/relayd $(BUILD)/relayctl
 
-deps:
-	@sh etc/install-deps.sh
+# The Debian packages, installed once per checkout (make clean forgets it).
+# Every object waits for them, so `make all` or `make -j2 run` on a fresh
+# machine installs them before the first compile, and only one apt-get runs.
+DEPS_STAMP := build/.deps-installed
 
-$(BUILD)/obj/%.o: %.c
+deps: $(DEPS_STAMP)
+
+$(DEPS_STAMP): etc/install-deps.sh
+	@sh etc/install-deps.sh
+	@mkdir -p $(dir $@) && touch $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
@@ -93,7 +101,7 @@ unit: deps $(UNIT_BIN)
 
 node_modules: tests/integration/node_modules/.installed
 
-tests/integration/node_modules/.installed: tests/integration/package.json tests/integration/package-lock.json
+tests/integration/node_modules/.installed: tests/integration/package.json tests/integration/package-lock.json | $(DEPS_STAMP)
 	cd tests/integration && npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
@@ -193,7 +201,7 @@ FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
 FUZZ_LIB_SRC := $(wildcard common/*.c) $(wildcard proto/*.c)
 
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(DEPS_STAMP)
 	@mkdir -p build-fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcjson -lsecp256k1 -lcrypto
 
