@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 	if (!(in = ingest_new(db)) || search_watermark_init(&search_wm) ||
 	    (search && (!(search_index = search_index_open(path, search_path, &search_wm,
 							  (uint32_t)search_batch, 1000)) ||
-			search_index_track_deletions(db) ||
+			search_index_track_deletions(db, &search_wm) ||
 			search_index_start(search_index, 0)))) {
 		fprintf(stderr, "storebench: cannot prepare statements or the search index\n");
 		return 1;

@@ -14,10 +14,6 @@
 #include "../common/prio.h"
 #include "db.h"
 
-/* How often the indexer looks for deleted events when nothing else wakes
- * it: the text of a deleted event leaves search.db within about this. */
-#define SEARCH_GONE_POLL_MS 1000
-
 /* ---- the writer's side ---- */
 
 void search_index_path(char *out, size_t size, const char *db_path)
@@ -28,11 +24,26 @@ void search_index_path(char *out, size_t size, const char *db_path)
 	snprintf(out, size, "%.*ssearch.db", dir_len, db_path);
 }
 
-int search_index_track_deletions(sqlite3 *db)
+/* search_note_gone(seq) in the trigger: returns seq, and tells the
+ * watermark a deletion is to be committed, so the indexer sleeps until one
+ * is rather than polling the log. */
+static void search_note_gone(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
+	(void)argc;
+	search_watermark_gone_logged(sqlite3_user_data(ctx));
+	sqlite3_result_value(ctx, argv[0]);
+}
+
+int search_index_track_deletions(sqlite3 *db, struct search_watermark *wm)
+{
+	if (sqlite3_create_function(db, "search_note_gone", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+				    wm, search_note_gone, NULL, NULL) != SQLITE_OK) {
+		log_warnx("search index: %s", sqlite3_errmsg(db));
+		return ERR_DB;
+	}
 	return db_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
 			   " AFTER DELETE ON main.events BEGIN"
-			   " INSERT INTO search_gone(seq) VALUES(old.seq);"
+			   " INSERT INTO search_gone(seq) VALUES(search_note_gone(old.seq));"
 			   " END");
 }
 
@@ -123,7 +134,6 @@ struct search_index {
 	uint32_t delay_ms;
 	int64_t indexed; /* the indexer's own copies of wm's fields */
 	int64_t gone_done;
-	int64_t gone_checked_ms; /* when search_gone was last read */
 	int64_t retry_at_ms;     /* after a failure, not before this */
 	int64_t backlog_since_ms; /* opened with more than a batch to index (0: no) */
 	pthread_t thread;
@@ -223,6 +233,10 @@ struct search_index *search_index_open(const char *db_path, const char *index_pa
 		x->backlog_since_ms = deadline_now_ms();
 	search_watermark_committed(wm, committed);
 	search_publish(x);
+	/* The first run reads the deletions logged before this start. */
+	pthread_mutex_lock(&wm->lock);
+	wm->gone_pending = true;
+	pthread_mutex_unlock(&wm->lock);
 	return x;
 }
 
@@ -261,18 +275,19 @@ static bool search_text_due_locked(struct search_index *x, int64_t now)
 		wm->pending_since_ms + x->delay_ms <= now);
 }
 
-/* Under wm->lock. */
+/* Under wm->lock: milliseconds until the next run, or -1 if none is due
+ * until the writer commits again. */
 static int search_due_locked(struct search_index *x, int64_t now)
 {
 	struct search_watermark *wm = x->wm;
-	int64_t due = x->gone_checked_ms + SEARCH_GONE_POLL_MS;
+	int64_t due;
 
-	if (wm->committed > x->indexed) {
-		if (search_text_due_locked(x, now))
-			due = now;
-		else if (wm->pending_since_ms + x->delay_ms < due)
-			due = wm->pending_since_ms + x->delay_ms;
-	}
+	if (wm->gone_pending || search_text_due_locked(x, now))
+		due = now;
+	else if (wm->committed > x->indexed)
+		due = wm->pending_since_ms + x->delay_ms;
+	else
+		return -1;
 	if (x->retry_at_ms > due)
 		due = x->retry_at_ms;
 	return due > now ? (int)(due - now) : 0;
@@ -324,8 +339,13 @@ static int search_apply(struct search_index *x, int64_t upto, int64_t gone_upto)
 int search_index_run(struct search_index *x)
 {
 	int64_t upto, committed, gone_upto = 0;
+	bool gone_pending;
 
 	pthread_mutex_lock(&x->wm->lock);
+	/* Cleared before the read: a deletion committed after it wakes the
+	 * indexer again. */
+	gone_pending = x->wm->gone_pending;
+	x->wm->gone_pending = false;
 	upto = x->indexed;
 	committed = x->wm->committed;
 	if (search_text_due_locked(x, deadline_now_ms()))
@@ -339,7 +359,6 @@ int search_index_run(struct search_index *x)
 	if (sqlite3_step(x->last_gone) == SQLITE_ROW)
 		gone_upto = sqlite3_column_int64(x->last_gone, 0);
 	sqlite3_reset(x->last_gone);
-	x->gone_checked_ms = deadline_now_ms();
 	if (gone_upto < x->gone_done)
 		gone_upto = x->gone_done;
 	if (upto == x->indexed && gone_upto == x->gone_done) {
@@ -366,6 +385,11 @@ int search_index_run(struct search_index *x)
 	return 0;
 failed:
 	x->retry_at_ms = deadline_now_ms() + (x->delay_ms ? x->delay_ms : 1000);
+	if (gone_pending) {
+		pthread_mutex_lock(&x->wm->lock);
+		x->wm->gone_pending = true;
+		pthread_mutex_unlock(&x->wm->lock);
+	}
 	return ERR_DB;
 }
 
@@ -380,6 +404,10 @@ static void *search_main(void *arg)
 	pthread_mutex_lock(&x->wm->lock);
 	while (!x->wm->stop) {
 		due = search_due_locked(x, deadline_now_ms());
+		if (due < 0) {
+			pthread_cond_wait(&x->wm->work, &x->wm->lock);
+			continue;
+		}
 		if (due > 0) {
 			deadline_after_ms(&until, CLOCK_MONOTONIC, due);
 			pthread_cond_timedwait(&x->wm->work, &x->wm->lock, &until);

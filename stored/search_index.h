@@ -14,9 +14,10 @@
  * Deleted events: every way an event leaves relay.db (replaced, deleted,
  * expired, vanished, removed by an operator) runs on the writer's
  * connection, whose trigger logs the event's seq in relay.db's search_gone,
- * in the same transaction as the delete.  The indexer removes those seqs'
- * text from search.db, records how far it got in search.db, and the writer
- * then prunes the log up to there.  A search never shows a deleted event
+ * in the same transaction as the delete, and notes it in the watermark so
+ * that the commit wakes the indexer (idle, it sleeps).  The indexer removes
+ * those seqs' text from search.db, records how far it got in search.db, and
+ * the writer then prunes the log up to there.  A search never shows a deleted event
  * meanwhile: it joins the index with the events table.
  *
  * A search never misses what was acknowledged: the searcher waits until the
@@ -42,9 +43,10 @@ void search_index_path(char *out, size_t size, const char *db_path);
 /*
  * On the writer's connection, after the schema exists: logs every deleted
  * event's seq in search_gone (a TEMP trigger: only this connection deletes
- * events).  Returns 0 or ERR_DB (logged).
+ * events) and tells wm, whose next search_watermark_committed() wakes the
+ * indexer.  Returns 0 or ERR_DB (logged).
  */
-int search_index_track_deletions(sqlite3 *db);
+int search_index_track_deletions(sqlite3 *db, struct search_watermark *wm);
 /* Inside the writer's open transaction: prunes search_gone up to what the
  * index has applied, once that moved past *pruned.  Returns 0 or ERR_DB. */
 int search_index_prune_gone(sqlite3 *db, struct search_watermark *wm, int64_t *pruned);
@@ -70,7 +72,8 @@ void search_index_close(struct search_index *x);
 /* Runs the indexer on a thread of its own at the given nice value (prio.h).
  * Returns 0 or ERR_NOMEM. */
 int search_index_start(struct search_index *x, int nice);
-/* Milliseconds until the next run is due (0: now). */
+/* Milliseconds until the next run is due (0: now; -1: not until the writer
+ * commits new events or a deletion). */
 int search_index_due_in_ms(struct search_index *x);
 /* One run, in one transaction of search.db: indexes up to batch new events
  * and removes the text of every event logged as gone, then publishes the

@@ -72,9 +72,21 @@ int64_t search_watermark_lag(struct search_watermark *wm)
 	return lag;
 }
 
+void search_watermark_gone_logged(struct search_watermark *wm)
+{
+	pthread_mutex_lock(&wm->lock);
+	wm->gone_logged = true;
+	pthread_mutex_unlock(&wm->lock);
+}
+
 void search_watermark_committed(struct search_watermark *wm, int64_t last_seq)
 {
 	pthread_mutex_lock(&wm->lock);
+	if (wm->gone_logged) {
+		wm->gone_logged = false;
+		wm->gone_pending = true;
+		pthread_cond_signal(&wm->work);
+	}
 	if (last_seq > wm->committed) {
 		bool first = wm->committed <= wm->indexed;
 

@@ -23,6 +23,8 @@ struct search_watermark {
 	int64_t indexed;         /* every event with seq <= indexed is searchable */
 	int64_t wanted;          /* a searcher waits for indexed >= wanted */
 	int64_t gone_done;       /* search_gone ids the index has applied */
+	bool gone_logged;        /* the writer's open transaction logged a deletion */
+	bool gone_pending;       /* a committed deletion the indexer has not read */
 	int64_t pending_since_ms; /* when committed first went past indexed */
 	int64_t wake_lag;        /* a commit leaving this many unindexed wakes the indexer */
 	bool ready;              /* an indexer keeps the index (search = 1) */
@@ -42,7 +44,12 @@ bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout
  * search = 0), for /metrics and the admin socket. */
 int64_t search_watermark_lag(struct search_watermark *wm);
 /* The writer's half, after each commit: the highest seq it stored (0 if
- * none).  Wakes the indexer when its batch is full (or delay_ms is 0). */
+ * none).  Wakes the indexer when its batch is full (or delay_ms is 0), or
+ * when the commit deleted events (search_watermark_gone_logged). */
 void search_watermark_committed(struct search_watermark *wm, int64_t last_seq);
+/* The writer's trigger, inside its transaction: an event was deleted.  The
+ * indexer is woken at the next commit, not before: until then it could not
+ * see the log's new row.  A rollback costs the indexer one idle run. */
+void search_watermark_gone_logged(struct search_watermark *wm);
 
 #endif

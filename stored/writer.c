@@ -239,6 +239,14 @@ static void writer_retention(struct writer *w)
 	}
 }
 
+/* After commits of no new events (expiry, retention, an operator's job):
+ * the indexer takes out the text of what they deleted. */
+static void writer_committed_deletions(struct writer *w)
+{
+	if (w->search)
+		search_watermark_committed(&w->s->search, 0);
+}
+
 /* How long the writer waits for work before the checkpoint thread may copy
  * what it has not been woken for (checkpoint.h, checkpointer_idle). */
 #define WRITER_IDLE_MS 200
@@ -265,6 +273,7 @@ static struct write_job *writer_wait(struct writer *w)
 		if (now - w->last_expiry >= interval) {
 			writer_expire(w);
 			writer_retention(w);
+			writer_committed_deletions(w);
 			w->last_expiry = now;
 		}
 		timeout = (int)(interval * 1000);
@@ -444,6 +453,7 @@ static void writer_run_op(struct writer *w, struct admin_job *op)
 	maint_run(w->db, op);
 	if (searching)
 		db_exec(w->db, "DETACH DATABASE search");
+	writer_committed_deletions(w);
 }
 
 static void *writer_main(void *arg)
@@ -494,7 +504,7 @@ static int writer_open_search(struct writer *w)
 	if (!(w->search = search_index_open(s->db_path, s->search_path, &s->search,
 					    s->cfg.search_index_batch,
 					    s->cfg.search_index_delay_ms)) ||
-	    search_index_track_deletions(w->db) ||
+	    search_index_track_deletions(w->db, &s->search) ||
 	    search_index_start(w->search, (int)s->cfg.writer_nice))
 		return ERR_DB;
 	return 0;

@@ -58,7 +58,7 @@ static struct search_index *open_index(uint32_t batch, uint32_t delay_ms)
 	struct search_index *x = search_index_open(db_path, index_path, &wm, batch, delay_ms);
 
 	ck_assert_ptr_nonnull(x);
-	ck_assert_int_eq(search_index_track_deletions(db), 0);
+	ck_assert_int_eq(search_index_track_deletions(db, &wm), 0);
 	ck_assert_int_eq(db_attach(db, index_path, "search"), 0);
 	return x;
 }
@@ -90,12 +90,14 @@ static void store(int64_t seq, const char *content)
 	search_watermark_committed(&wm, seq);
 }
 
+/* Deletes an event and reports the commit the way the writer does. */
 static void delete_event(int64_t seq)
 {
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "DELETE FROM events WHERE seq = %lld", (long long)seq);
 	ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+	search_watermark_committed(&wm, 0);
 }
 
 /* The seqs the index finds for an FTS5 query, ascending, as "1 3". */
@@ -251,6 +253,41 @@ START_TEST(test_deleted_after_indexing_leaves_the_index)
 }
 END_TEST
 
+/* An idle indexer has nothing due until the writer commits: new events or
+ * a deletion its trigger logged (it used to read the log every second). */
+START_TEST(test_idle_until_a_deletion_is_committed)
+{
+	struct search_index *x = open_index(100, 0);
+
+	/* Just opened: the first run reads what was logged before. */
+	ck_assert_int_eq(search_index_due_in_ms(x), 0);
+	store(1, "\"words\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_int_eq(search_index_due_in_ms(x), -1);
+	/* Logged but not yet reported as committed: still nothing due. */
+	ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM events WHERE seq = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	ck_assert_int_eq(search_index_due_in_ms(x), -1);
+	search_watermark_committed(&wm, 0);
+	ck_assert_int_eq(search_index_due_in_ms(x), 0);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_int_eq(text_rows(), 0);
+	ck_assert_int_eq(search_index_due_in_ms(x), -1);
+	/* A delete rolled back still wakes it once, and it finds nothing. */
+	store(2, "\"kept\"");
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_int_eq(sqlite3_exec(db, "BEGIN; DELETE FROM events WHERE seq = 2; ROLLBACK",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	search_watermark_committed(&wm, 0);
+	ck_assert_int_eq(search_index_due_in_ms(x), 0);
+	ck_assert_int_eq(search_index_run(x), 0);
+	ck_assert_str_eq(found("kept"), "2");
+	ck_assert_int_eq(search_index_due_in_ms(x), -1);
+	close_index(x);
+}
+END_TEST
+
 /* A restart (or crash) loses only memory: search.db records how far it
  * indexed in the same transaction as the text. */
 START_TEST(test_resumes_where_it_stopped)
@@ -394,7 +431,7 @@ START_TEST(test_the_thread_serves_a_waiting_search)
 END_TEST
 
 /* ... and with nobody waiting, it indexes once its delay has passed, and
- * applies deletions on its own. */
+ * applies a deletion when woken by its commit. */
 START_TEST(test_the_thread_indexes_after_its_delay_and_forgets_deletions)
 {
 	struct search_index *x = open_index(100, 50);
@@ -445,6 +482,7 @@ static Suite *search_index_suite(void)
 	tcase_add_test(tc, test_a_search_makes_it_due_at_once);
 	tcase_add_test(tc, test_deleted_before_its_turn_is_skipped);
 	tcase_add_test(tc, test_deleted_after_indexing_leaves_the_index);
+	tcase_add_test(tc, test_idle_until_a_deletion_is_committed);
 	tcase_add_test(tc, test_resumes_where_it_stopped);
 	tcase_add_test(tc, test_another_databases_index_is_rebuilt);
 	tcase_add_test(tc, test_an_index_ahead_of_its_database_is_rebuilt);
