@@ -1,7 +1,10 @@
 /* metrics.c - rendering and publishing the relay-wide snapshot (see metrics.h). */
 #include "metrics.h"
 
+#include <errno.h>
 #include <nng/nng.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include "../common/buf.h"
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/histo.h"
 #include "../common/log.h"
@@ -23,6 +27,10 @@
 
 struct metrics {
 	struct stored *s;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t stop_cond; /* metrics_stop: end the wait at once */
+	bool stop;
 	sqlite3 *db;
 	uint64_t events;          /* last count of the events table */
 	time_t counted_at;
@@ -287,26 +295,44 @@ static void metrics_publish_policy(struct metrics *m)
 		nng_msg_free(msg);
 }
 
+/* Sleeps a second, or until metrics_stop; true if it is time to stop.
+ * (It used to sleep in 100-ms slices to watch s->stopping: ten wake-ups a
+ * second on an idle relay.) */
+static bool metrics_sleep(struct metrics *m)
+{
+	struct timespec until;
+	bool stop;
+
+	deadline_after_ms(&until, CLOCK_MONOTONIC, 1000);
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop && pthread_cond_timedwait(&m->stop_cond, &m->lock, &until) != ETIMEDOUT)
+		;
+	stop = m->stop;
+	pthread_mutex_unlock(&m->lock);
+	return stop;
+}
+
 static void *metrics_main(void *arg)
 {
 	struct metrics *m = arg;
-	struct timespec tick = { 0, 100 * 1000000L };
 
 	pthread_setname_np(pthread_self(), "metrics"); /* for top -H, perf */
-	while (!atomic_load(&m->s->stopping)) {
-		for (int i = 0; i < 10 && !atomic_load(&m->s->stopping); i++)
-			nanosleep(&tick, NULL);
-		if (!atomic_load(&m->s->stopping)) {
-			metrics_publish(m);
-			metrics_publish_policy(m);
-		}
+	while (!metrics_sleep(m)) {
+		metrics_publish(m);
+		metrics_publish_policy(m);
 	}
+	return NULL;
+}
+
+static void metrics_free(struct metrics *m)
+{
 	db_close(m->db);
 	buf_free(&m->text);
 	buf_free(&m->json);
 	buf_free(&m->out);
+	pthread_cond_destroy(&m->stop_cond);
+	pthread_mutex_destroy(&m->lock);
 	free(m);
-	return NULL;
 }
 
 int metrics_start(struct stored *s)
@@ -318,16 +344,35 @@ int metrics_start(struct stored *s)
 	m->s = s;
 	m->started = time(NULL);
 	m->last_accepted = atomic_load(&s->stats.events_accepted);
-	if (db_open(s->db_path, false, NULL, &m->db) ||
-	    pthread_create(&s->metrics_thread, NULL, metrics_main, m)) {
-		db_close(m->db);
+	if (pthread_mutex_init(&m->lock, NULL)) {
 		free(m);
+		return ERR_NOMEM;
+	}
+	if (deadline_cond_init(&m->stop_cond)) {
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		return ERR_NOMEM;
+	}
+	if (db_open(s->db_path, false, NULL, &m->db) ||
+	    pthread_create(&m->thread, NULL, metrics_main, m)) {
+		metrics_free(m);
 		return ERR_DB;
 	}
+	s->metrics = m;
 	return 0;
 }
 
 void metrics_stop(struct stored *s)
 {
-	pthread_join(s->metrics_thread, NULL);
+	struct metrics *m = s->metrics;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_cond_signal(&m->stop_cond);
+	pthread_mutex_unlock(&m->lock);
+	pthread_join(m->thread, NULL);
+	metrics_free(m);
+	s->metrics = NULL;
 }

@@ -108,7 +108,7 @@ struct stored {
 	struct search_watermark search; /* how far NIP-50's index reaches */
 	struct visible_mark visible;    /* how far a new read sees commits */
 	atomic_bool stopping;
-	pthread_t metrics_thread;
+	struct metrics *metrics; /* its thread (metrics.h) */
 };
 
 #endif
