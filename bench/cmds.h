@@ -16,5 +16,6 @@ int cmd_fanout(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_bystander(int argc, char **argv);
 int cmd_conns(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
 	{ "query", cmd_query, "a mix of REQs against a preloaded database, one at a time" },
 	{ "bystander", cmd_bystander, "a cheap REQ every 10 ms while an ingest flood runs" },
 	{ "conns", cmd_conns, "N idle websocket connections: relay RSS per connection" },
+	{ "verify", cmd_verify, "a relay lane's per-event work on one core (no relay)" },
 };
 
 static void usage(FILE *out)
