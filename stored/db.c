@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -240,6 +241,26 @@ int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **ou
 	}
 	*out = db;
 	return 0;
+}
+
+int db_finish_wal(const char *path)
+{
+	int wal_pages = 0, copied = 0, rc;
+	sqlite3 *db;
+
+	if (access(path, F_OK) != 0)
+		return 0;
+	if (!(db = db_connect(path, SQLITE_OPEN_READWRITE, NULL)))
+		return ERR_DB;
+	rc = sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_TRUNCATE, &wal_pages, &copied);
+	if (rc != SQLITE_OK)
+		log_warnx("%s: final checkpoint: %s; its WAL stays for the next start", path,
+			  sqlite3_errmsg(db));
+	else
+		log_info("%s: final checkpoint copied %d of %d WAL pages", path, copied, wal_pages);
+	/* The only connection: closing it removes the WAL and -shm files. */
+	sqlite3_close(db);
+	return rc == SQLITE_OK ? 0 : ERR_DB;
 }
 
 void db_close(sqlite3 *db)

@@ -30,6 +30,16 @@ int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **
  * writer's connection.  Returns 0 with *out set, or ERR_DB (logged).
  */
 int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **out);
+/*
+ * At a clean stop, once every other connection of this process is closed:
+ * copies what is left of path's WAL into the database, syncs it, and
+ * removes the WAL, so the database file alone holds every commit (a copy of
+ * it is a complete backup) and the next start has no WAL to read.  The last
+ * connections to close are read-only ones, which can do neither.  Nothing
+ * to do for a file that does not exist.  Returns 0, or ERR_DB (logged: the
+ * WAL then stays, and the next start recovers it as after a crash).
+ */
+int db_finish_wal(const char *path);
 
 /*
  * With on, later db_open() calls for a writer with synchronous "full" use

@@ -203,6 +203,9 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	nng_close(s->admin);
 	pthread_join(t->admin, NULL);
 	reply_close_all(s);
+	/* Every connection is closed now; the last were read-only. */
+	db_finish_wal(s->db_path);
+	db_finish_wal(s->search_path);
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
 	queue_free(s->query_q);

@@ -5,7 +5,8 @@
  * filled databases, that a read-only open cannot write (nor create a file),
  * that a reader sees only committed rows, that AUTOINCREMENT never hands
  * out a seq again after the largest row is deleted, and that deleting an
- * event removes its tags and full-text rows (the cleanup trigger).
+ * event removes its tags and full-text rows (the cleanup trigger), and that
+ * db_finish_wal() leaves a file that holds every commit without its WAL.
  *
  * Expected values are the documented ones (db.h and SQLite's PRAGMA docs:
  * synchronous reads back 2 for FULL, 1 for NORMAL); rows are inserted with
@@ -443,6 +444,61 @@ START_TEST(test_identity_is_kept)
 }
 END_TEST
 
+/* Copies the database file alone, without its WAL, as a careless backup
+ * would, and counts the events that copy holds (-1: no events table). */
+static int64_t events_in_file_alone(void)
+{
+	char copy[TMPDIR_FILE_MAX + 8], buf[65536];
+	FILE *in, *out;
+	size_t n;
+	sqlite3 *db;
+	int64_t count = -1;
+
+	snprintf(copy, sizeof(copy), "%s.copy", db_path);
+	ck_assert_ptr_nonnull(in = fopen(db_path, "rb"));
+	ck_assert_ptr_nonnull(out = fopen(copy, "wb"));
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	fclose(out);
+	ck_assert_int_eq(sqlite3_open_v2(copy, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	if (testdb_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'events'"))
+		count = testdb_int(db, "SELECT count(*) FROM events");
+	sqlite3_close(db);
+	testdb_unlink(copy);
+	return count;
+}
+
+/* stored's last connections to close are read-only, and those leave the
+ * WAL behind with commits the file alone does not have; db_finish_wal()
+ * puts them in the file and removes the WAL. */
+START_TEST(test_finish_wal_puts_every_commit_in_the_file)
+{
+	sqlite3 *w = open_writer("full"), *r = open_reader();
+	char wal[TMPDIR_FILE_MAX + 8];
+	struct stat st;
+
+	snprintf(wal, sizeof(wal), "%s-wal", db_path);
+	ck_assert_int_eq(exec(w, "PRAGMA wal_autocheckpoint=0"), SQLITE_OK);
+	insert_events(w, 50);
+	ck_assert_int_eq(testdb_int(r, "SELECT count(*) FROM events"), 50);
+	db_close(w); /* not the last connection: no checkpoint */
+	db_close(r); /* read-only: cannot checkpoint */
+	ck_assert_int_eq(stat(wal, &st), 0);
+	ck_assert_int_gt(st.st_size, 0);
+	ck_assert_int_lt(events_in_file_alone(), 50);
+	ck_assert_int_eq(db_finish_wal(db_path), 0);
+	ck_assert_int_ne(stat(wal, &st), 0);
+	ck_assert_int_eq(events_in_file_alone(), 50);
+	/* Again, with nothing left to do, and for a file that is not there. */
+	ck_assert_int_eq(db_finish_wal(db_path), 0);
+	ck_assert_int_eq(events_in_file_alone(), 50);
+	testdb_unlink(db_path);
+	ck_assert_int_eq(db_finish_wal(db_path), 0);
+	ck_assert_int_ne(access(db_path, F_OK), 0);
+}
+END_TEST
+
 START_TEST(test_close_null)
 {
 	db_close(NULL);
@@ -465,6 +521,7 @@ static Suite *db_suite(void)
 			    (int)(sizeof(sync_modes) / sizeof(sync_modes[0])));
 	tcase_add_test(tc, test_counts);
 	tcase_add_test(tc, test_reader_sees_commits);
+	tcase_add_test(tc, test_finish_wal_puts_every_commit_in_the_file);
 	tcase_add_test(tc, test_read_only);
 	tcase_add_test(tc, test_read_only_missing_file);
 	tcase_add_test(tc, test_open_bad_directory);
