@@ -1,7 +1,8 @@
 /*
  * test_event_sig.c - checks common/event_sig.c: the official BIP-340 test
- * vectors, a sign-then-verify round trip with libsecp256k1, and real Nostr
- * events.
+ * vectors, a sign-then-verify round trip with libsecp256k1, real Nostr
+ * events, and the verifier's cache of parsed public keys (a key parsed
+ * once; more keys than slots).
  *
  * The BIP-340 vectors are rows 0-14 of bip-0340/test-vectors.csv in the
  * bitcoin/bips repository (the final, even-y revision; later revisions add
@@ -290,6 +291,77 @@ START_TEST(test_nostr_events)
 }
 END_TEST
 
+/* The same author's next event takes the key from the verifier's cache. */
+START_TEST(test_a_key_is_parsed_once)
+{
+	struct sig_verifier *ver = sig_verifier_new();
+	struct event a, b;
+
+	parse_event(nostr_events[0], &a);
+	parse_event(nostr_events[1], &b); /* the same pubkey */
+	ck_assert_uint_eq(sig_verifier_parses(ver), 0);
+	ck_assert_int_eq(sig_verify_event(ver, &a), 0);
+	ck_assert_int_eq(sig_verify_event(ver, &b), 0);
+	ck_assert_int_eq(sig_verify_event(ver, &a), 0);
+	ck_assert_uint_eq(sig_verifier_parses(ver), 1);
+	/* A key not on the curve is refused each time it comes, parsed each
+	 * time (nothing was cached for it), and a's key stays cached. */
+	memset(b.pubkey, 0, EVENT_PUBKEY_LEN);
+	b.pubkey[31] = 5; /* x = 5: x^3 + 7 has no square root mod p */
+	{
+		secp256k1_context *ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+		secp256k1_xonly_pubkey xpk;
+
+		ck_assert_int_eq(secp256k1_xonly_pubkey_parse(ctx, &xpk, b.pubkey), 0);
+		secp256k1_context_destroy(ctx);
+	}
+	ck_assert_int_eq(sig_verify_event(ver, &b), ERR_SIG);
+	ck_assert_int_eq(sig_verify_event(ver, &b), ERR_SIG);
+	ck_assert_uint_eq(sig_verifier_parses(ver), 3);
+	ck_assert_int_eq(sig_verify_event(ver, &a), 0);
+	ck_assert_uint_eq(sig_verifier_parses(ver), 3);
+	event_free(&a);
+	event_free(&b);
+	sig_verifier_free(ver);
+}
+END_TEST
+
+/* More keys than the cache has slots, so some must share one: each still
+ * verifies its own signatures, again after the others, and never another
+ * key's.  Keys are made from the secret keys 1..NKEYS. */
+#define NKEYS 2100
+START_TEST(test_more_keys_than_the_cache_holds)
+{
+	secp256k1_context *ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+	struct sig_verifier *ver = sig_verifier_new();
+	static uint8_t pk[NKEYS][32], sig[NKEYS][64];
+	uint8_t msg[32];
+
+	memset(msg, 0x5a, sizeof(msg));
+	for (int i = 0; i < NKEYS; i++) {
+		uint8_t sk[32] = { 0 };
+		secp256k1_keypair kp;
+		secp256k1_xonly_pubkey xpk;
+
+		sk[30] = (uint8_t)((i + 1) >> 8);
+		sk[31] = (uint8_t)(i + 1);
+		ck_assert_int_eq(secp256k1_keypair_create(ctx, &kp, sk), 1);
+		ck_assert_int_eq(secp256k1_keypair_xonly_pub(ctx, &xpk, NULL, &kp), 1);
+		ck_assert_int_eq(secp256k1_xonly_pubkey_serialize(ctx, pk[i], &xpk), 1);
+		ck_assert_int_eq(secp256k1_schnorrsig_sign32(ctx, sig[i], msg, &kp, NULL), 1);
+	}
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < NKEYS; i++) {
+			ck_assert_int_eq(sig_verify(ver, msg, pk[i], sig[i]), 0);
+			ck_assert_int_eq(sig_verify(ver, msg, pk[(i + 1) % NKEYS], sig[i]), ERR_SIG);
+		}
+	/* Every key was parsed at least once, and some more than once. */
+	ck_assert_uint_gt(sig_verifier_parses(ver), NKEYS);
+	sig_verifier_free(ver);
+	secp256k1_context_destroy(ctx);
+}
+END_TEST
+
 START_TEST(test_verifier_lifetime)
 {
 	struct sig_verifier *a = sig_verifier_new();
@@ -314,6 +386,8 @@ static Suite *event_sig_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("events");
 	tcase_add_test(tc, test_nostr_events);
+	tcase_add_test(tc, test_a_key_is_parsed_once);
+	tcase_add_test(tc, test_more_keys_than_the_cache_holds);
 	tcase_add_test(tc, test_verifier_lifetime);
 	suite_add_tcase(s, tc);
 	return s;
