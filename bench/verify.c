@@ -7,8 +7,9 @@
  * The issue puts the ceiling at ~33,000 signature checks per second per
  * core; this measures it on the machine at hand, and the rest of a lane's
  * per-event work beside it.  keys_parsed says how many checks parsed their
- * public key rather than taking it from the verifier's cache.  An event that fails to parse or to verify is
- * counted, not skipped silently: a file made by `loadgen gen` has none.
+ * public key rather than taking it from the verifier's cache.  An event
+ * that fails to parse or to verify is counted, not skipped silently: a
+ * file made by `loadgen gen` has none.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>

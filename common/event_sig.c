@@ -44,18 +44,14 @@ struct sig_verifier {
 
 struct sig_verifier *sig_verifier_new(void)
 {
-	struct sig_verifier *v = malloc(sizeof(*v));
+	struct sig_verifier *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		return NULL;
-	v->parses = 0;
 	v->keys = calloc(SIG_KEY_SLOTS, sizeof(*v->keys));
 	v->ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
 	if (!v->ctx || !v->keys) {
-		if (v->ctx)
-			secp256k1_context_destroy(v->ctx);
-		free(v->keys);
-		free(v);
+		sig_verifier_free(v);
 		return NULL;
 	}
 	return v;
@@ -65,7 +61,8 @@ void sig_verifier_free(struct sig_verifier *v)
 {
 	if (!v)
 		return;
-	secp256k1_context_destroy(v->ctx);
+	if (v->ctx)
+		secp256k1_context_destroy(v->ctx);
 	free(v->keys);
 	free(v);
 }
