@@ -105,6 +105,10 @@ static const struct config_key config_keys[] = {
 	U32(express_lane, "workers", "1", 0, 1,
 	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
 	    " so they do not wait for signature checks"),
+	U32(inline_request_bytes, "workers", "1024", 0, 65536,
+	    "REQ, CLOSE and COUNT messages up to this many bytes, from a connection with nothing"
+	    " waiting in its lane, are parsed on the websocket loop itself instead of being handed"
+	    " to a lane thread (0: every message goes to a lane)"),
 	U32(request_slice_us, "workers", "0", 0, 100000,
 	    "scheduler time slice in microseconds asked for by the threads that answer requests"
 	    " (relayd's loop, express and receive threads, stored's rpc, broadcast and query"

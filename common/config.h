@@ -66,6 +66,7 @@ struct config {
 	uint32_t verify_threads;
 	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t express_lane;      /* 0/1: a second thread per lane for cheap messages */
+	uint32_t inline_request_bytes; /* small requests the loop parses itself (0: none) */
 	uint32_t verify_nice;       /* nice value of each lane's first thread */
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
 	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */

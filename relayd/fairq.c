@@ -163,6 +163,16 @@ bool fairq_express_ready(const struct fairq *q)
 	return fairq_express_find(q, &prev) != FAIRQ_NONE;
 }
 
+bool fairq_sender_idle(const struct fairq *q, uint32_t slot)
+{
+	const struct fairq_sender *s;
+
+	if (slot >= q->nsenders)
+		return true;
+	s = &q->senders[slot];
+	return !s->count && !s->express_busy && s->held_epoch != q->hold_epoch;
+}
+
 uint32_t fairq_pending(const struct fairq *q, uint32_t slot)
 {
 	return slot < q->nsenders ? q->senders[slot].count : 0;

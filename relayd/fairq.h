@@ -72,6 +72,11 @@ struct fairq_item *fairq_pop_express(struct fairq *q, uint32_t *slot);
 void fairq_express_done(struct fairq *q, uint32_t slot);
 /* Whether fairq_pop_express() would return an item now. */
 bool fairq_express_ready(const struct fairq *q);
+/* Whether slot has nothing queued and no server handling or holding any of
+ * its items: everything it sent before has been handled in full, so its
+ * next message may be handled by its sender's own thread without
+ * overtaking one of them. */
+bool fairq_sender_idle(const struct fairq *q, uint32_t slot);
 /* Items slot has queued (0 for a slot never seen). */
 uint32_t fairq_pending(const struct fairq *q, uint32_t slot);
 /* Frees the queue's own memory (pop every item first). */

@@ -61,6 +61,9 @@ struct ingress_lane {
 	bool has_express;
 	uint32_t pause_at; /* max_queued_messages, read once at start */
 	struct ingress_server primary, express;
+	/* Requests handled on the event loop itself (ingress_submit); it has
+	 * no thread, no verifier and never a bundle. */
+	struct ingress_server on_loop;
 	struct auth_table *auth; /* shared by both servers (auth.h) */
 };
 
@@ -200,6 +203,30 @@ static bool ingress_is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
+/* Where a message's verb starts (just past "[" and any whitespace), or
+ * len when it does not start like a JSON array.  Only the verb's spelling is
+ * looked at, never parsed: these judgements are made before any parse. */
+static size_t ingress_verb_at(const char *data, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && ingress_is_space(data[i]))
+		i++;
+	if (i == len || data[i++] != '[')
+		return len;
+	while (i < len && ingress_is_space(data[i]))
+		i++;
+	return i;
+}
+
+/* Whether the verb at data + at is spelled exactly as quoted (with its quotes). */
+static bool ingress_verb_is(const char *data, size_t len, size_t at, const char *quoted)
+{
+	size_t n = strlen(quoted);
+
+	return len - at >= n && memcmp(data + at, quoted, n) == 0;
+}
+
 /*
  * Whether a message is cheap to handle, judged from its first bytes without
  * parsing it: everything but EVENT and AUTH, which carry a signature to
@@ -207,17 +234,47 @@ static bool ingress_is_space(char c)
  */
 static bool ingress_is_cheap(const char *data, size_t len)
 {
-	size_t i = 0;
+	size_t at = ingress_verb_at(data, len);
 
-	while (i < len && ingress_is_space(data[i]))
-		i++;
-	if (i == len || data[i++] != '[')
-		return true;
-	while (i < len && ingress_is_space(data[i]))
-		i++;
-	if (len - i >= 7 && memcmp(data + i, "\"EVENT\"", 7) == 0)
+	return !ingress_verb_is(data, len, at, "\"EVENT\"") &&
+	       !ingress_verb_is(data, len, at, "\"AUTH\"");
+}
+
+/*
+ * Whether a message is a request (REQ, CLOSE or COUNT) with its verb spelled
+ * plainly: the only messages the event loop may handle itself
+ * (ingress_submit).  A verb spelled with escapes goes to a lane as usual,
+ * so a signature is never checked on the loop.
+ */
+static bool ingress_is_request(const char *data, size_t len)
+{
+	size_t at = ingress_verb_at(data, len);
+
+	return ingress_verb_is(data, len, at, "\"REQ\"") ||
+	       ingress_verb_is(data, len, at, "\"CLOSE\"") ||
+	       ingress_verb_is(data, len, at, "\"COUNT\"");
+}
+
+/*
+ * Whether the loop should handle this message itself: a small request of a
+ * connection with nothing in its lane.  Parsing a few hundred bytes costs
+ * the loop less than handing them over (a wake-up of the express thread,
+ * whose mail then wakes the loop again: two thread switches, each dearer
+ * than the parse on a VM; bench/RESULTS.md item 35).  Nothing of the
+ * connection can overtake it: only the loop submits the connection's
+ * messages, and none is queued or in a lane thread's hands.
+ */
+static bool ingress_on_loop(struct ingress_lane *lane, uint64_t conn_id, const char *data,
+			    size_t len)
+{
+	bool idle;
+
+	if (len > relayd_cfg(lane->r)->inline_request_bytes || !ingress_is_request(data, len))
 		return false;
-	return !(len - i >= 6 && memcmp(data + i, "\"AUTH\"", 6) == 0);
+	pthread_mutex_lock(&lane->lock);
+	idle = fairq_sender_idle(&lane->jobs, (uint32_t)(conn_id & 0xffffffffu));
+	pthread_mutex_unlock(&lane->lock);
+	return idle;
 }
 
 /* Queues job behind its connection's earlier ones and wakes a server: the
@@ -380,6 +437,14 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		free(data);
 		return 0;
 	}
+	if (ingress_on_loop(lane, conn_id, data, len)) {
+		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
+
+		atomic_fetch_add(&lane->r->stats.requests_on_loop, 1);
+		ingress_dispatch(&lane->on_loop, &now);
+		free(data);
+		return 0;
+	}
 	/* Callers pass buffers from buf_take(), which end with a NUL past len. */
 	job = malloc(sizeof(*job));
 	if (!job) {
@@ -451,6 +516,7 @@ struct ingress *ingress_start(struct relayd *r)
 		lane->has_express = !in->inline_mode && relayd_cfg(r)->express_lane;
 		lane->pause_at = relayd_cfg(r)->max_queued_messages;
 		ingress_server_init(lane, i, &lane->primary, false);
+		lane->on_loop.lane = lane;
 		if (lane->has_express)
 			ingress_server_init(lane, i, &lane->express, true);
 		lane->auth = auth_table_new();

@@ -43,6 +43,7 @@ struct relayd_stats {
 	atomic_uint_fast64_t conns_refused; /* connections over max_connections_per_ip */
 	atomic_uint_fast64_t lane_refused;  /* messages a full ingress lane refused */
 	atomic_uint_fast64_t reads_paused;  /* connections paused at max_queued_messages */
+	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
 };
 
 /* A NIP-86 request waiting for stored's answer (nip86.c). */

@@ -14,7 +14,8 @@
  *               the writer by prefix), worker_list [per worker: pid,
  *               started_at, uptime_seconds, connections, subscriptions,
  *               messages_in/out, events_rejected, rate_limited,
- *               conns_refused, lane_refused, reads_paused, deliver_gaps]
+ *               conns_refused, lane_refused, reads_paused, requests_on_loop,
+ *               deliver_gaps]
  *   workers     {worker_list}
  *   subs        {"max": n}: live subscriptions sorted by worker, conn_id,
  *               sub_id, each with its filters: {total, listed, truncated,

@@ -135,6 +135,9 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   "Messages refused because their ingress lane was full.", 0),
 	WF("relay_worker_reads_paused_total", reads_paused, "counter",
 	   "Times a connection was not read until its lane caught up (max_queued_messages).", 0),
+	WF("relay_worker_requests_on_loop_total", requests_on_loop, "counter",
+	   "Small REQ, CLOSE and COUNT messages parsed on the websocket loop (inline_request_bytes).",
+	   0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

@@ -77,7 +77,7 @@ struct stored_worker_report {
 	uint32_t subscriptions;
 	uint64_t messages_in, messages_out, events_rejected, deliver_gaps;
 	uint64_t rate_limited, conns_refused;
-	uint64_t lane_refused, reads_paused;
+	uint64_t lane_refused, reads_paused, requests_on_loop;
 	struct histo ok_latency;
 };
 

@@ -71,6 +71,7 @@ static const struct key_case keys[] = {
 	U(wal_max_mb, "512", 64, 65536, "128"),
 	U(verify_threads, "1", 0, 64, "3"),
 	U(express_lane, "1", 0, 1, "0"),
+	U(inline_request_bytes, "1024", 0, 65536, "0"),
 	U(verify_nice, "5", 0, 19, "7"),
 	U(max_queued_messages, "64", 2, 100000, "8"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),

@@ -88,7 +88,7 @@ describe('admin socket and relayctl', () => {
     for (const w of s.worker_list) {
       assert.equal(w.pid, relay.pid(w.worker));
       for (const k of ['uptime_seconds', 'connections', 'subscriptions', 'messages_in',
-        'messages_out', 'deliver_gaps', 'events_rejected', 'reads_paused', 'lane_refused'])
+        'messages_out', 'deliver_gaps', 'events_rejected', 'reads_paused', 'lane_refused', 'requests_on_loop'])
         assert.equal(typeof w[k], 'number', `worker ${w.worker} ${k}`);
     }
 

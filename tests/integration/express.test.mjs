@@ -13,7 +13,15 @@
  *     paused (max_queued_messages), not refused: each of its EVENTs is
  *     answered, no NOTICE, and another connection's EVENT is stored meanwhile
  *     (relay_worker_reads_paused_total counts it, lane_refused stays 0);
+ *   - a REQ too large for the loop (inline_request_bytes) then a small CLOSE
+ *     of it, back to back during the flood: the CLOSE is not handled on the
+ *     loop before the REQ is handled in the lane (nothing is delivered for
+ *     the closed subscription afterwards);
  *   - with express_lane = 0 the same sequences work on one thread;
+ *   - small REQ, CLOSE and COUNT messages of a quiet connection are handled
+ *     on the loop (relay_worker_requests_on_loop_total counts exactly
+ *     those), a large REQ and EVENTs are not, and every one is answered
+ *     alike with inline_request_bytes = 0, which counts none;
  *   - with the per-connection pause set out of reach, a burst that fills
  *     the lane (4,096 messages) is still answered EVENT by EVENT: the ones
  *     the lane could not take get OK false "rate-limited:", none is lost,
@@ -62,6 +70,11 @@ async function authEventFor(relay, c, kp) {
     kind: 22242, created_at: now(),
     tags: [['relay', relay.url], ['challenge', c.challenge]],
   });
+}
+
+/* n pubkeys nobody uses, to make a filter larger than the loop takes. */
+function padding(n) {
+  return Array.from({ length: n }, () => keypair().pk);
 }
 
 function suite(expressLane) {
@@ -190,11 +203,62 @@ function suite(expressLane) {
         stop();
       }
     });
+
+    it('a REQ too large for the loop then its CLOSE during a flood: nothing arrives after the CLOSE', async () => {
+      const kp = keypair();
+      const publisher = await relay.connect();
+      const watcher = await relay.connect();
+      const auth = await authEventFor(relay, watcher, kp);
+      watcher.send(['AUTH', auth]);
+      assert.equal((await watcher.okFor(auth.id)).ok, true);
+      const authors = [kp.pk, ...padding(20)]; /* ~1.4 KB: above inline_request_bytes */
+      assert.ok(JSON.stringify(['REQ', 'big0', { authors, kinds: [1] }]).length > 1024);
+      const stop = flood(await relay.connect());
+      try {
+        for (let t = 0; t < 10; t++) {
+          watcher.send(['REQ', `big${t}`, { authors, kinds: [1] }]);
+          watcher.closeSub(`big${t}`);
+        }
+        assert.equal((await watcher.req('control', { authors: [kp.pk], kinds: [1] })).eose, true);
+        const ev = await publisher.mustPublish(signed(kp.sk, { content: 'after the big close' }));
+        await watcher.liveEvent('control', ev.id);
+        const late = watcher.take((f) => f[0] === 'EVENT' && /^big\d+$/.test(f[1]));
+        assert.deepEqual(late, [], 'a closed subscription got an event');
+      } finally {
+        stop();
+      }
+    });
   });
 }
 
 suite(1);
 suite(0);
+
+for (const bytes of [1024, 0]) {
+  describe(`inline_request_bytes = ${bytes}`, () => {
+    const relay = useRelay({ workers: 1, config: { inline_request_bytes: bytes } });
+
+    it(bytes ? 'handles a quiet connection\'s small requests on the loop, and only those'
+      : 'hands every request to a lane', async () => {
+      const kp = keypair();
+      const c = await relay.connect();
+      const ev = await c.mustPublish(signed(kp.sk, { content: 'found either way' }));
+      const small = await c.req('small', { authors: [kp.pk] });
+      assert.deepEqual(small.events.map((e) => e.id), [ev.id]);
+      const big = await c.req('big', { authors: [kp.pk, ...padding(20)] });
+      assert.deepEqual(big.events.map((e) => e.id), [ev.id]);
+      c.closeSub('small');
+      assert.equal((await c.count('n', { authors: [kp.pk] })).count, 1);
+      /* The small REQ, its CLOSE and the COUNT; not the EVENT, not the big REQ. */
+      const expected = bytes ? 3 : 0;
+      await until(async () =>
+        (await workerCounter(relay, 'relay_worker_requests_on_loop_total')) === expected,
+      { timeout: 5000, what: `relay_worker_requests_on_loop_total = ${expected}` });
+      await sleep(1200); /* one more report: the count stays there */
+      assert.equal(await workerCounter(relay, 'relay_worker_requests_on_loop_total'), expected);
+    });
+  });
+}
 
 describe('a full lane', () => {
   const relay = useRelay({ workers: 1, config: { verify_threads: 1, max_queued_messages: 100000 } });

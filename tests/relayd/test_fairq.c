@@ -15,7 +15,11 @@
  *     its next item's class), the express server skipping held senders and
  *     the primary never getting a sender the express server is busy with,
  *     counts right, empty pops NULL; a second mix, mostly urgent with rare
- *     releases, makes the express server skip held senders often.
+ *     releases, makes the express server skip held senders often;
+ *   - a sender is idle (fairq_sender_idle: the loop may handle its next
+ *     request itself) only with nothing queued, not held by the primary and
+ *     not in the express server's hands: checked by hand and against the
+ *     model after every random step.
  */
 #include <check.h>
 #include <stdint.h>
@@ -104,6 +108,30 @@ START_TEST(express_respects_holds_and_order)
 	ck_assert_ptr_null(fairq_pop_express(&q, &slot)); /* an EVENT is next */
 	ck_assert_ptr_eq(fairq_pop(&q), &ev7.link);
 	ck_assert_uint_eq(q.count, 0);
+	fairq_free(&q);
+}
+END_TEST
+
+START_TEST(idle_only_when_nothing_is_queued_held_or_busy)
+{
+	struct fairq q = FAIRQ_INIT;
+	struct item ev = { .slot = 3 }, req = { .slot = 4 };
+	uint32_t slot = 0;
+
+	ck_assert(fairq_sender_idle(&q, 3));    /* never seen */
+	ck_assert(fairq_sender_idle(&q, 5000)); /* beyond the table */
+	ck_assert_int_eq(fairq_push(&q, 3, &ev.link, false), 0);
+	ck_assert(!fairq_sender_idle(&q, 3)); /* queued */
+	ck_assert(fairq_sender_idle(&q, 4));
+	ck_assert_ptr_eq(fairq_pop(&q), &ev.link);
+	ck_assert(!fairq_sender_idle(&q, 3)); /* the primary holds it (its bundle) */
+	fairq_release(&q);
+	ck_assert(fairq_sender_idle(&q, 3));
+	ck_assert_int_eq(fairq_push(&q, 4, &req.link, true), 0);
+	ck_assert_ptr_eq(fairq_pop_express(&q, &slot), &req.link);
+	ck_assert(!fairq_sender_idle(&q, 4)); /* the express server is handling it */
+	fairq_express_done(&q, 4);
+	ck_assert(fairq_sender_idle(&q, 4));
 	fairq_free(&q);
 }
 END_TEST
@@ -262,6 +290,11 @@ START_TEST(random_against_model)
 				held[i] = false;
 		}
 		ck_assert_uint_eq(q.count, serial - popped);
+		for (int i = 0; i < SENDERS; i++)
+			if (fairq_sender_idle(&q, slot_of(i)) !=
+			    (model_head[i] == model_tail[i] && !held[i] && !busy[i]))
+				ck_abort_msg("op %d: sender %d idle is %d", op, i,
+					     fairq_sender_idle(&q, slot_of(i)));
 	}
 	while (nexpress)
 		model_express_done(&q, in_express[--nexpress]);
@@ -281,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, flood_does_not_delay_a_single_item);
 	tcase_add_test(tc, urgent_goes_first_but_not_past_its_sender);
 	tcase_add_test(tc, express_respects_holds_and_order);
+	tcase_add_test(tc, idle_only_when_nothing_is_queued_held_or_busy);
 	tcase_add_loop_test(tc, random_against_model, 0, 2);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
