@@ -132,6 +132,9 @@ static const struct config_key config_keys[] = {
 	    "NIP-86 admins: comma-separated hex pubkeys (empty: the management API is off)"),
 	U32(metrics_public, "workers", "0", 0, 1,
 	    "1: serve /metrics to any client (0: only to loopback, e.g. a local Prometheus)"),
+	U32(heap_trim_interval, "memory", "60", 0, 86400,
+	    "seconds between handing the heap's freed pages back to the system, in every process,"
+	    " so the resident size follows what is in use after a burst (0: never)"),
 	STR(log_level, "logging", "info", "error, warn, info or debug"),
 };
 

@@ -75,6 +75,8 @@ struct config {
 	uint32_t deliver_queue;
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
+	/* [memory] */
+	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
 	/* [logging] */
 	char log_level[16];
 };

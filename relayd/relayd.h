@@ -25,6 +25,7 @@
 
 #include "../common/buf.h"
 #include "../common/config.h"
+#include "../common/heaptrim.h"
 #include "../common/histo.h"
 #include "policy.h"
 
@@ -93,6 +94,7 @@ struct relayd {
 	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
+	struct heaptrim heaptrim;   /* service thread: freed heap back to the system */
 	struct buf metrics_text;    /* service thread: stored's latest Prometheus text */
 	struct buf stats_json;      /* service thread: stored's latest summary */
 	struct manage_pending manage[32]; /* service thread; 32 is NIP86_MAX_PENDING */

@@ -320,6 +320,15 @@ static void service_report(struct relayd *r)
 		buf_free(&out);
 }
 
+/* After a burst the worker's heap keeps the freed memory resident
+ * (heaptrim.h); a trim takes 0.1–2 ms here, once a minute by default. */
+static void service_trim(struct relayd *r)
+{
+	r->heaptrim.interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
+	if (heaptrim_tick(&r->heaptrim, service_now_ms()))
+		log_debug("heap trimmed in %lld us", (long long)r->heaptrim.last_us);
+}
+
 void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
@@ -327,6 +336,7 @@ void service_tick(struct relayd *r)
 	nip86_expire(r, service_now_ms());
 	link_watch(r, service_now_ms());
 	service_report(r);
+	service_trim(r);
 }
 
 void service_conn_gone(struct relayd *r, struct conn *c)

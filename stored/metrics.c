@@ -15,6 +15,7 @@
 #include "../common/buf.h"
 #include "../common/deadline.h"
 #include "../common/err.h"
+#include "../common/heaptrim.h"
 #include "../common/histo.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -38,6 +39,7 @@ struct metrics {
 	time_t started;
 	double events_per_second;
 	struct buf text, json, out;
+	struct heaptrim heaptrim; /* this thread's: stored's freed heap back to the system */
 };
 
 /* One line "name value" (or "name{worker=\"w\"} value") with HELP/TYPE
@@ -320,9 +322,12 @@ static void *metrics_main(void *arg)
 	struct metrics *m = arg;
 
 	pthread_setname_np(pthread_self(), "metrics"); /* for top -H, perf */
+	heaptrim_init(&m->heaptrim, m->s->cfg.heap_trim_interval);
 	while (!metrics_sleep(m)) {
 		metrics_publish(m);
 		metrics_publish_policy(m);
+		if (heaptrim_tick(&m->heaptrim, deadline_now_ms()))
+			log_debug("heap trimmed in %lld us", (long long)m->heaptrim.last_us);
 	}
 	return NULL;
 }

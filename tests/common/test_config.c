@@ -75,6 +75,7 @@ static const struct key_case keys[] = {
 	U(verify_nice, "5", 0, 19, "7"),
 	U(max_queued_messages, "64", 2, 100000, "8"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
+	U(heap_trim_interval, "60", 0, 86400, "5"),
 	S(log_level, "info", "debug"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
