@@ -81,6 +81,9 @@ static const struct config_key config_keys[] = {
 	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
 	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
+	U32(db_cache_mb, "storage", "32", 1, 65536,
+	    "page cache of each of stored's SQLite connections, in MiB (it keeps about seven:"
+	    " the writer, each query thread, the full-text indexer, checkpoints, metrics, admin)"),
 	U32(db_wal_buffer, "storage", "1", 0, 1,
 	    "1: write each commit's WAL pages in a few large writes at the end of the commit"),
 	U32(wal_max_mb, "storage", "512", 64, 65536,

@@ -108,11 +108,17 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 }
 
 static bool db_wal_buffer;
+static uint32_t db_cache_mb = 32;
 static char db_search_path[4096];
 
 void db_use_wal_buffer(bool on)
 {
 	db_wal_buffer = on;
+}
+
+void db_use_cache_mb(uint32_t mb)
+{
+	db_cache_mb = mb;
 }
 
 int db_init_library(void)
@@ -139,6 +145,7 @@ static const char *db_vfs(bool writable, const char *synchronous)
 static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 {
 	sqlite3 *db = NULL;
+	char pragma[48];
 
 	/* Each connection is owned by one thread; URIs for db_attach. */
 	flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI;
@@ -148,7 +155,8 @@ static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 		return NULL;
 	}
 	sqlite3_busy_timeout(db, 5000);
-	if (db_exec(db, "PRAGMA cache_size=-32768")) {
+	snprintf(pragma, sizeof(pragma), "PRAGMA cache_size=-%u", db_cache_mb * 1024);
+	if (db_exec(db, pragma)) {
 		sqlite3_close(db);
 		return NULL;
 	}

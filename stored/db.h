@@ -49,6 +49,16 @@ int db_finish_wal(const char *path);
 void db_use_wal_buffer(bool on);
 
 /*
+ * The page cache of every connection opened after this call, in MiB (the
+ * default is 32).  stored keeps about seven connections (the writer, each
+ * query thread, the full-text indexer, the checkpoint thread, metrics and
+ * admin), so their caches are most of what it settles at once the
+ * database outgrows them (bench/RESULTS.md, "Soak").  Call before any
+ * thread opens the database.
+ */
+void db_use_cache_mb(uint32_t mb);
+
+/*
  * With a path, later db_open() calls for readers also attach the full-text
  * index there (search_index.h) read-only as "search", so a query can join
  * it; NULL (the default, search = 0) attaches nothing.  Call before any

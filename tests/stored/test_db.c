@@ -6,7 +6,10 @@
  * that a reader sees only committed rows, that AUTOINCREMENT never hands
  * out a seq again after the largest row is deleted, and that deleting an
  * event removes its tags and full-text rows (the cleanup trigger), and that
- * db_finish_wal() leaves a file that holds every commit without its WAL.
+ * db_finish_wal() leaves a file that holds every commit without its WAL,
+ * and that every connection's page cache is 32 MiB, or what
+ * db_use_cache_mb() set before it opened (PRAGMA cache_size reads back
+ * negative KiB).
  *
  * Expected values are the documented ones (db.h and SQLite's PRAGMA docs:
  * synchronous reads back 2 for FULL, 1 for NORMAL); rows are inserted with
@@ -357,6 +360,21 @@ START_TEST(test_cleanup_trigger)
 }
 END_TEST
 
+START_TEST(test_cache_size_default_and_set)
+{
+	sqlite3 *w = open_writer("normal"), *r;
+
+	ck_assert_int_eq(testdb_int(w, "PRAGMA cache_size"), -32768);
+	db_use_cache_mb(8);
+	r = open_reader();
+	ck_assert_int_eq(testdb_int(r, "PRAGMA cache_size"), -8192);
+	ck_assert_int_eq(testdb_int(w, "PRAGMA cache_size"), -32768); /* opened before */
+	db_close(r);
+	db_close(w);
+	db_use_cache_mb(32);
+}
+END_TEST
+
 /* SQLite's memory statistics are off after db_init_library() (each test
  * runs in a fresh child, so SQLite is not yet in use): allocations are no
  * longer counted, which is what their global mutex was for.  Once SQLite
@@ -530,6 +548,7 @@ static Suite *db_suite(void)
 	tcase_add_test(tc, test_cleanup_trigger);
 	tcase_add_test(tc, test_identity_is_kept);
 	tcase_add_test(tc, test_attach_any_path_read_only);
+	tcase_add_test(tc, test_cache_size_default_and_set);
 	tcase_add_test(tc, test_init_library_turns_memory_statistics_off);
 	tcase_add_test(tc, test_memory_statistics_are_on_by_default);
 	tcase_add_test(tc, test_close_null);
