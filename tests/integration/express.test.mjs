@@ -77,6 +77,36 @@ function padding(n) {
   return Array.from({ length: n }, () => keypair().pk);
 }
 
+/* Ten REQs (filter(pk), ids prefix0..prefix9), each followed at once by its
+ * CLOSE, while another connection floods the lane; then an event that
+ * every one of them would match: none may get it. */
+async function reqThenCloseDuringFlood(relay, prefix, filter) {
+  const kp = keypair();
+  const publisher = await relay.connect();
+  const watcher = await relay.connect();
+  const auth = await authEventFor(relay, watcher, kp);
+  watcher.send(['AUTH', auth]);
+  assert.equal((await watcher.okFor(auth.id)).ok, true);
+  const stop = flood(await relay.connect());
+  try {
+    for (let t = 0; t < 10; t++) {
+      watcher.send(['REQ', `${prefix}${t}`, filter(kp.pk)]);
+      watcher.closeSub(`${prefix}${t}`);
+    }
+    /* A REQ after them, answered in order, shows the CLOSEs were handled;
+     * it stays open, and one delivery carries an event to all of a
+     * connection's matching subscriptions at once. */
+    assert.equal((await watcher.req('control', { authors: [kp.pk], kinds: [1] })).eose, true);
+    const ev = await publisher.mustPublish(signed(kp.sk, { content: `after the ${prefix} closes` }));
+    await watcher.liveEvent('control', ev.id);
+    const closed = new RegExp(`^${prefix}\\d+$`);
+    const late = watcher.take((f) => f[0] === 'EVENT' && closed.test(f[1]));
+    assert.deepEqual(late, [], 'a closed subscription got an event');
+  } finally {
+    stop();
+  }
+}
+
 function suite(expressLane) {
   describe(`express_lane = ${expressLane}`, () => {
     const relay = useRelay({
@@ -179,54 +209,16 @@ function suite(expressLane) {
     });
 
     it('REQ then CLOSE back to back during a flood: nothing arrives after the CLOSE', async () => {
-      const kp = keypair();
-      const publisher = await relay.connect();
-      const watcher = await relay.connect();
-      const auth = await authEventFor(relay, watcher, kp);
-      watcher.send(['AUTH', auth]);
-      assert.equal((await watcher.okFor(auth.id)).ok, true);
-      const stop = flood(await relay.connect());
-      try {
-        for (let t = 0; t < 10; t++) {
-          watcher.send(['REQ', `s${t}`, { authors: [kp.pk], kinds: [1] }]);
-          watcher.closeSub(`s${t}`);
-        }
-        /* A REQ after them, answered in order, shows the CLOSEs were
-         * handled; it stays open, and one delivery carries an event to all
-         * of a connection's matching subscriptions at once. */
-        assert.equal((await watcher.req('control', { authors: [kp.pk], kinds: [1] })).eose, true);
-        const ev = await publisher.mustPublish(signed(kp.sk, { content: 'after close' }));
-        await watcher.liveEvent('control', ev.id);
-        const late = watcher.take((f) => f[0] === 'EVENT' && /^s\d+$/.test(f[1]));
-        assert.deepEqual(late, [], 'a closed subscription got an event');
-      } finally {
-        stop();
-      }
+      await reqThenCloseDuringFlood(relay, 's', (pk) => ({ authors: [pk], kinds: [1] }));
     });
 
     it('a REQ too large for the loop then its CLOSE during a flood: nothing arrives after the CLOSE', async () => {
-      const kp = keypair();
-      const publisher = await relay.connect();
-      const watcher = await relay.connect();
-      const auth = await authEventFor(relay, watcher, kp);
-      watcher.send(['AUTH', auth]);
-      assert.equal((await watcher.okFor(auth.id)).ok, true);
-      const authors = [kp.pk, ...padding(20)]; /* ~1.4 KB: above inline_request_bytes */
-      assert.ok(JSON.stringify(['REQ', 'big0', { authors, kinds: [1] }]).length > 1024);
-      const stop = flood(await relay.connect());
-      try {
-        for (let t = 0; t < 10; t++) {
-          watcher.send(['REQ', `big${t}`, { authors, kinds: [1] }]);
-          watcher.closeSub(`big${t}`);
-        }
-        assert.equal((await watcher.req('control', { authors: [kp.pk], kinds: [1] })).eose, true);
-        const ev = await publisher.mustPublish(signed(kp.sk, { content: 'after the big close' }));
-        await watcher.liveEvent('control', ev.id);
-        const late = watcher.take((f) => f[0] === 'EVENT' && /^big\d+$/.test(f[1]));
-        assert.deepEqual(late, [], 'a closed subscription got an event');
-      } finally {
-        stop();
-      }
+      /* ~1.4 KB: above inline_request_bytes, so the REQ goes to the lane
+       * and the small CLOSE behind it must wait for it there. */
+      const padded = padding(20);
+      const filter = (pk) => ({ authors: [pk, ...padded], kinds: [1] });
+      assert.ok(JSON.stringify(['REQ', 'big0', filter(keypair().pk)]).length > 1024);
+      await reqThenCloseDuringFlood(relay, 'big', filter);
     });
   });
 }
