@@ -84,6 +84,9 @@ static const struct config_key config_keys[] = {
 	U32(db_cache_mb, "storage", "32", 1, 65536,
 	    "page cache of each of stored's SQLite connections, in MiB (it keeps about seven:"
 	    " the writer, each query thread, the full-text indexer, checkpoints, metrics, admin)"),
+	U32(db_read_map, "storage", "1", 0, 1,
+	    "1: stored's readers (the query threads) read relay.db through a memory map each keeps,"
+	    " not a copy of every page (0: SQLite's own reads)"),
 	U32(db_wal_buffer, "storage", "1", 0, 1,
 	    "1: write each commit's WAL pages in a few large writes at the end of the commit"),
 	U32(wal_max_mb, "storage", "512", 64, 65536,

@@ -54,6 +54,7 @@ struct config {
 	uint32_t query_time_limit_ms;
 	char db_synchronous[16];
 	uint32_t db_cache_mb;     /* page cache per SQLite connection (stored/db.h) */
+	uint32_t db_read_map;     /* 0/1: stored/readmap.h for the readers */
 	uint32_t db_wal_buffer;   /* 0/1: stored/walbuf.h for the writer */
 	uint32_t wal_max_mb;      /* the WAL's size where the writer checkpoints itself */
 	uint32_t writer_nice;     /* nice value of the writer and checkpoint threads */

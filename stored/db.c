@@ -7,10 +7,12 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
+#include "readmap.h"
 #include "walbuf.h"
 #include "upgrade.h"
 
 #define DB_PAGE_SIZE "8192"
+#define DB_READ_MAP_MAX "1099511627776"
 
 static const char db_schema[] =
 	"CREATE TABLE IF NOT EXISTS events("
@@ -108,12 +110,18 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 }
 
 static bool db_wal_buffer;
+static bool db_read_map;
 static uint32_t db_cache_mb = 32;
 static char db_search_path[4096];
 
 void db_use_wal_buffer(bool on)
 {
 	db_wal_buffer = on;
+}
+
+void db_use_read_map(bool on)
+{
+	db_read_map = on;
 }
 
 void db_use_cache_mb(uint32_t mb)
@@ -133,10 +141,13 @@ void db_use_search_index(const char *path)
 
 /* Connections that write (the writer; the checkpoint thread, which only
  * copies frames out) go through the WAL buffer; readers never write the
- * WAL (walbuf.h). */
+ * WAL (walbuf.h), and read the file through a map of their own
+ * (readmap.h). */
 static const char *db_vfs(bool writable, const char *synchronous)
 {
-	if (!db_wal_buffer || !writable || !synchronous)
+	if (!writable)
+		return db_read_map && readmap_register() == 0 ? READMAP_VFS_NAME : NULL;
+	if (!db_wal_buffer || !synchronous)
 		return NULL;
 	return walbuf_register() == 0 ? WALBUF_VFS_NAME : NULL;
 }
@@ -166,10 +177,18 @@ static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **out)
 {
 	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-	sqlite3 *db = db_connect(path, flags, db_vfs(writable, synchronous));
+	const char *vfs = db_vfs(writable, synchronous);
+	sqlite3 *db = db_connect(path, flags, vfs);
 
 	if (!db)
 		return ERR_DB;
+	/* SQLite caps it at its compile-time maximum (2 GiB in Debian 12's);
+	 * pages past it are read with pread(). */
+	if (vfs && strcmp(vfs, READMAP_VFS_NAME) == 0 &&
+	    db_exec(db, "PRAGMA mmap_size=" DB_READ_MAP_MAX)) {
+		sqlite3_close(db);
+		return ERR_DB;
+	}
 	if (writable ? db_prepare_writer(db, synchronous)
 		     : db_search_path[0] && db_attach(db, db_search_path, "search")) {
 		sqlite3_close(db);

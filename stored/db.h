@@ -59,6 +59,14 @@ void db_use_wal_buffer(bool on);
 void db_use_cache_mb(uint32_t mb);
 
 /*
+ * On: read-only connections opened after this call read the database file
+ * through a memory map each keeps for its life (readmap.h) instead of
+ * copying each page with pread().  Off (the default) opens them with
+ * SQLite's own VFS.  Call before any thread opens the database.
+ */
+void db_use_read_map(bool on);
+
+/*
  * With a path, later db_open() calls for readers also attach the full-text
  * index there (search_index.h) read-only as "search", so a query can join
  * it; NULL (the default, search = 0) attaches nothing.  Call before any

@@ -157,6 +157,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		log_warnx("SQLite was in use before its settings: memory statistics stay on");
 	db_use_wal_buffer(s->cfg.db_wal_buffer != 0);
 	db_use_cache_mb(s->cfg.db_cache_mb);
+	db_use_read_map(s->cfg.db_read_map != 0);
 	db_use_search_index(s->cfg.search ? s->search_path : NULL);
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);

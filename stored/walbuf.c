@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../common/err.h"
+#include "vfs_shim.h"
 
 /* The most the default (unix) VFS writes in one call: it masks a longer
  * length to 17 bits.  That is 15 frames of 8 KiB pages per pwrite() instead
@@ -22,8 +23,7 @@
  * it pays nothing.
  */
 struct walbuf_file {
-	sqlite3_file base;
-	sqlite3_file *real;
+	struct vfs_shim_file shim; /* first: SQLite's header and the real file */
 	unsigned char *buf;
 	size_t len;
 	sqlite3_int64 at; /* file offset of buf[0] */
@@ -32,9 +32,8 @@ struct walbuf_file {
 	struct walbuf_hook hook;
 };
 
-#define WALBUF_HEAD ((sizeof(struct walbuf_file) + 15) & ~(size_t)15)
+#define WALBUF_HEAD VFS_SHIM_HEAD(sizeof(struct walbuf_file))
 
-static sqlite3_vfs *walbuf_real_vfs;
 static sqlite3_vfs walbuf_vfs;
 static int walbuf_register_rc = ERR_DB;
 static pthread_once_t walbuf_once = PTHREAD_ONCE_INIT;
@@ -51,7 +50,7 @@ static int walbuf_flush(struct walbuf_file *f)
 
 	if (f->len == 0)
 		return SQLITE_OK;
-	rc = f->real->pMethods->xWrite(f->real, f->buf, (int)f->len, f->at);
+	rc = vfs_shim_file_write(&f->shim.base, f->buf, (int)f->len, f->at);
 	atomic_fetch_add(&walbuf_done, 1);
 	f->len = 0;
 	return rc;
@@ -114,7 +113,7 @@ static int walbuf_buffer(struct walbuf_file *f, const void *data, int amount,
 		return rc;
 	if (n >= WALBUF_CAPACITY || (!f->buf && !(f->buf = malloc(WALBUF_CAPACITY)))) {
 		atomic_fetch_add(&walbuf_done, 1);
-		return f->real->pMethods->xWrite(f->real, data, amount, offset);
+		return vfs_shim_file_write(&f->shim.base, data, amount, offset);
 	}
 	memcpy(f->buf, data, n);
 	f->len = n;
@@ -128,7 +127,7 @@ static int walbuf_read(sqlite3_file *file, void *data, int amount, sqlite3_int64
 	struct walbuf_file *f = walbuf_of(file);
 	int rc = walbuf_flush(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xRead(f->real, data, amount, offset);
+	return rc != SQLITE_OK ? rc : vfs_shim_file_read(file, data, amount, offset);
 }
 
 /* The commit's frames are in the file before the hook runs, so a crash
@@ -144,7 +143,7 @@ static int walbuf_sync(sqlite3_file *file, int flags)
 	if (f->commit_unsynced && f->hook.fn)
 		f->hook.fn(f->hook.arg);
 	f->commit_unsynced = false;
-	return f->real->pMethods->xSync(f->real, flags);
+	return vfs_shim_file_sync(file, flags);
 }
 
 static int walbuf_truncate(sqlite3_file *file, sqlite3_int64 size)
@@ -152,7 +151,7 @@ static int walbuf_truncate(sqlite3_file *file, sqlite3_int64 size)
 	struct walbuf_file *f = walbuf_of(file);
 	int rc = walbuf_flush(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xTruncate(f->real, size);
+	return rc != SQLITE_OK ? rc : vfs_shim_file_truncate(file, size);
 }
 
 static int walbuf_file_size(sqlite3_file *file, sqlite3_int64 *size)
@@ -160,7 +159,7 @@ static int walbuf_file_size(sqlite3_file *file, sqlite3_int64 *size)
 	struct walbuf_file *f = walbuf_of(file);
 	int rc = walbuf_flush(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xFileSize(f->real, size);
+	return rc != SQLITE_OK ? rc : vfs_shim_file_size(file, size);
 }
 
 /* Not one of SQLite's SQLITE_FCNTL_* codes (those are below 100). */
@@ -177,52 +176,17 @@ static int walbuf_file_control(sqlite3_file *file, int op, void *arg)
 	}
 	rc = walbuf_flush(f);
 
-	return rc != SQLITE_OK ? rc : f->real->pMethods->xFileControl(f->real, op, arg);
+	return rc != SQLITE_OK ? rc : vfs_shim_file_control(file, op, arg);
 }
 
 static int walbuf_close(sqlite3_file *file)
 {
 	struct walbuf_file *f = walbuf_of(file);
-	int rc = walbuf_flush(f), closed = f->real->pMethods->xClose(f->real);
+	int rc = walbuf_flush(f), closed = f->shim.real->pMethods->xClose(f->shim.real);
 
 	free(f->buf);
 	f->buf = NULL;
 	return rc != SQLITE_OK ? rc : closed;
-}
-
-static int walbuf_lock(sqlite3_file *file, int level)
-{
-	sqlite3_file *real = walbuf_of(file)->real;
-
-	return real->pMethods->xLock(real, level);
-}
-
-static int walbuf_unlock(sqlite3_file *file, int level)
-{
-	sqlite3_file *real = walbuf_of(file)->real;
-
-	return real->pMethods->xUnlock(real, level);
-}
-
-static int walbuf_check_reserved(sqlite3_file *file, int *out)
-{
-	sqlite3_file *real = walbuf_of(file)->real;
-
-	return real->pMethods->xCheckReservedLock(real, out);
-}
-
-static int walbuf_sector_size(sqlite3_file *file)
-{
-	sqlite3_file *real = walbuf_of(file)->real;
-
-	return real->pMethods->xSectorSize(real);
-}
-
-static int walbuf_device(sqlite3_file *file)
-{
-	sqlite3_file *real = walbuf_of(file)->real;
-
-	return real->pMethods->xDeviceCharacteristics(real);
 }
 
 /* Version 1: SQLite maps shared memory and pages through the database
@@ -235,12 +199,12 @@ static const sqlite3_io_methods walbuf_io = {
 	.xTruncate = walbuf_truncate,
 	.xSync = walbuf_sync,
 	.xFileSize = walbuf_file_size,
-	.xLock = walbuf_lock,
-	.xUnlock = walbuf_unlock,
-	.xCheckReservedLock = walbuf_check_reserved,
+	.xLock = vfs_shim_file_lock,
+	.xUnlock = vfs_shim_file_unlock,
+	.xCheckReservedLock = vfs_shim_file_check_reserved,
 	.xFileControl = walbuf_file_control,
-	.xSectorSize = walbuf_sector_size,
-	.xDeviceCharacteristics = walbuf_device,
+	.xSectorSize = vfs_shim_file_sector_size,
+	.xDeviceCharacteristics = vfs_shim_file_device,
 };
 
 static int walbuf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags,
@@ -249,13 +213,11 @@ static int walbuf_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, i
 	struct walbuf_file *f = walbuf_of(file);
 	int rc;
 
-	(void)vfs;
 	if (!(flags & SQLITE_OPEN_WAL))
-		return walbuf_real_vfs->xOpen(walbuf_real_vfs, name, file, flags, out_flags);
+		return vfs_shim_real(vfs)->xOpen(vfs_shim_real(vfs), name, file, flags, out_flags);
 	memset(f, 0, sizeof(*f));
-	f->real = (sqlite3_file *)((char *)file + WALBUF_HEAD);
-	rc = walbuf_real_vfs->xOpen(walbuf_real_vfs, name, f->real, flags, out_flags);
-	f->base.pMethods = rc == SQLITE_OK ? &walbuf_io : NULL;
+	rc = vfs_shim_open_real(vfs, WALBUF_HEAD, name, file, flags, out_flags);
+	f->shim.base.pMethods = rc == SQLITE_OK ? &walbuf_io : NULL;
 	return rc;
 }
 
@@ -269,106 +231,10 @@ int walbuf_on_commit_written(sqlite3 *db, struct walbuf_hook hook)
 	return wal->pMethods->xFileControl(wal, WALBUF_FCNTL_HOOK, &hook) == SQLITE_OK ? 0 : ERR_DB;
 }
 
-/* The rest is the default VFS's, called with its own handle. */
-static int walbuf_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xDelete(walbuf_real_vfs, name, sync_dir);
-}
-
-static int walbuf_access(sqlite3_vfs *vfs, const char *name, int flags, int *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xAccess(walbuf_real_vfs, name, flags, out);
-}
-
-static int walbuf_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xFullPathname(walbuf_real_vfs, name, n, out);
-}
-
-static void *walbuf_dl_open(sqlite3_vfs *vfs, const char *name)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xDlOpen(walbuf_real_vfs, name);
-}
-
-static void walbuf_dl_error(sqlite3_vfs *vfs, int n, char *out)
-{
-	(void)vfs;
-	walbuf_real_vfs->xDlError(walbuf_real_vfs, n, out);
-}
-
-static void (*walbuf_dl_sym(sqlite3_vfs *vfs, void *lib, const char *name))(void)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xDlSym(walbuf_real_vfs, lib, name);
-}
-
-static void walbuf_dl_close(sqlite3_vfs *vfs, void *lib)
-{
-	(void)vfs;
-	walbuf_real_vfs->xDlClose(walbuf_real_vfs, lib);
-}
-
-static int walbuf_randomness(sqlite3_vfs *vfs, int n, char *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xRandomness(walbuf_real_vfs, n, out);
-}
-
-static int walbuf_sleep(sqlite3_vfs *vfs, int us)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xSleep(walbuf_real_vfs, us);
-}
-
-static int walbuf_current_time(sqlite3_vfs *vfs, double *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xCurrentTime(walbuf_real_vfs, out);
-}
-
-static int walbuf_last_error(sqlite3_vfs *vfs, int n, char *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xGetLastError(walbuf_real_vfs, n, out);
-}
-
-static int walbuf_current_time64(sqlite3_vfs *vfs, sqlite3_int64 *out)
-{
-	(void)vfs;
-	return walbuf_real_vfs->xCurrentTimeInt64(walbuf_real_vfs, out);
-}
-
 static void walbuf_setup(void)
 {
-	sqlite3_vfs *real = sqlite3_vfs_find(NULL);
-
-	if (!real || real->iVersion < 2 || !real->xCurrentTimeInt64)
-		return;
-	walbuf_real_vfs = real;
-	walbuf_vfs = (sqlite3_vfs){
-		.iVersion = 2,
-		.szOsFile = (int)(WALBUF_HEAD + (size_t)real->szOsFile),
-		.mxPathname = real->mxPathname,
-		.zName = WALBUF_VFS_NAME,
-		.xOpen = walbuf_open,
-		.xDelete = walbuf_delete,
-		.xAccess = walbuf_access,
-		.xFullPathname = walbuf_full_pathname,
-		.xDlOpen = walbuf_dl_open,
-		.xDlError = walbuf_dl_error,
-		.xDlSym = walbuf_dl_sym,
-		.xDlClose = walbuf_dl_close,
-		.xRandomness = walbuf_randomness,
-		.xSleep = walbuf_sleep,
-		.xCurrentTime = walbuf_current_time,
-		.xGetLastError = walbuf_last_error,
-		.xCurrentTimeInt64 = walbuf_current_time64,
-	};
-	if (sqlite3_vfs_register(&walbuf_vfs, 0) == SQLITE_OK)
+	if (vfs_shim_init(&walbuf_vfs, WALBUF_VFS_NAME, WALBUF_HEAD, walbuf_open) &&
+	    sqlite3_vfs_register(&walbuf_vfs, 0) == SQLITE_OK)
 		walbuf_register_rc = 0;
 }
 

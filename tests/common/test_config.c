@@ -77,6 +77,7 @@ static const struct key_case keys[] = {
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
+	U(db_read_map, "1", 0, 1, "0"),
 	S(log_level, "info", "debug"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
