@@ -23,7 +23,11 @@
  * "unmap all" is not handed out: SQLite reads it with pread().
  *
  * Only read-only main database files are mapped; every other file opens as
- * the default VFS's, in place.
+ * the default VFS's, in place.  Each mapped file costs a descriptor of its
+ * own (the default VFS keeps its descriptor private), and the pages a
+ * reader has touched count in the process's resident size as file pages
+ * (RssFile in /proc/PID/status): they are the kernel's page cache, shared
+ * and reclaimable, not memory stored holds.
  */
 #ifndef STORED_READMAP_H
 #define STORED_READMAP_H
