@@ -26,6 +26,14 @@ void deadline_after_ms(struct timespec *out, clockid_t clock, int timeout_ms)
 	}
 }
 
+int64_t deadline_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int64_t deadline_now_ms(void)
 {
 	struct timespec ts;

@@ -24,4 +24,8 @@ int deadline_cond_init(pthread_cond_t *cond);
  * that"), never for dates. */
 int64_t deadline_now_ms(void);
 
+/* The same clock in microseconds: for timing work that takes less than a
+ * millisecond. */
+int64_t deadline_now_us(void);
+
 #endif

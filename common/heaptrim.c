@@ -2,19 +2,12 @@
 #include "heaptrim.h"
 
 #include <malloc.h>
-#include <time.h>
+
+#include "deadline.h"
 
 void heaptrim_init(struct heaptrim *t, uint32_t interval_s)
 {
 	*t = (struct heaptrim){ interval_s, 0, 0, 0 };
-}
-
-static int64_t heaptrim_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
 int heaptrim_tick(struct heaptrim *t, int64_t now_ms)
@@ -29,9 +22,9 @@ int heaptrim_tick(struct heaptrim *t, int64_t now_ms)
 	}
 	if (now_ms < t->next_ms)
 		return 0;
-	started = heaptrim_now_us();
+	started = deadline_now_us();
 	malloc_trim(0);
-	t->last_us = heaptrim_now_us() - started;
+	t->last_us = deadline_now_us() - started;
 	t->trims++;
 	t->next_ms = now_ms + (int64_t)t->interval_s * 1000;
 	return 1;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
@@ -53,14 +54,6 @@ void bundle_flush(struct relayd *r, struct store_bundle *b)
 	b->bytes = 0;
 }
 
-static int64_t bundle_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint64_t conn_id,
 		uint32_t request_id, const uint8_t event_id[EVENT_ID_LEN])
 {
@@ -76,11 +69,11 @@ void bundle_add(struct relayd *r, struct store_bundle *b, struct buf *msg, uint6
 	memcpy(b->event_id[b->count], event_id, EVENT_ID_LEN);
 	b->bytes += b->parts[b->count].len;
 	if (b->count++ == 0)
-		b->first_us = bundle_now_us();
+		b->first_us = deadline_now_us();
 }
 
 void bundle_flush_if_due(struct relayd *r, struct store_bundle *b)
 {
-	if (b->count && bundle_now_us() - b->first_us >= BUNDLE_MAX_WAIT_US)
+	if (b->count && deadline_now_us() - b->first_us >= BUNDLE_MAX_WAIT_US)
 		bundle_flush(r, b);
 }

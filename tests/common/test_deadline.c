@@ -4,7 +4,8 @@
  * "now" is read just before and just after, so each expectation is a range
  * that a wrong sum (a lost carry, seconds taken as milliseconds) misses.
  * deadline_cond_init()'s condition variable waits until such a monotonic
- * deadline, not less; deadline_now_ms() reads that clock in milliseconds.
+ * deadline, not less; deadline_now_ms() and deadline_now_us() read that
+ * clock in milliseconds and microseconds.
  */
 #include <check.h>
 #include <errno.h>
@@ -99,6 +100,24 @@ START_TEST(now_ms_is_the_monotonic_clock)
 }
 END_TEST
 
+/* deadline_now_us() is the same clock in microseconds. */
+START_TEST(now_us_is_the_monotonic_clock)
+{
+	struct timespec before, after, nap = { 0, 2 * 1000000L };
+	int64_t now, later;
+
+	clock_gettime(CLOCK_MONOTONIC, &before);
+	now = deadline_now_us();
+	clock_gettime(CLOCK_MONOTONIC, &after);
+	ck_assert_int_ge(now, ns_of(&before) / 1000);
+	ck_assert_int_le(now, ns_of(&after) / 1000);
+	nanosleep(&nap, NULL);
+	later = deadline_now_us();
+	ck_assert_int_ge(later - now, 2000);
+	ck_assert_int_lt(later - now, 5000000);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("deadline");
@@ -109,6 +128,7 @@ int main(void)
 	tcase_add_test(tc, carry_for_every_millisecond);
 	tcase_add_test(tc, cond_waits_in_monotonic_time);
 	tcase_add_test(tc, now_ms_is_the_monotonic_clock);
+	tcase_add_test(tc, now_us_is_the_monotonic_clock);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }

@@ -49,20 +49,12 @@ static void teardown(void)
 	testdb_unlink(db_path);
 }
 
-static void exec_ok(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 static sqlite3 *open_writer(void)
 {
 	sqlite3 *db = NULL;
 
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	exec_ok(db, "CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v TEXT NOT NULL)");
+	testdb_exec(db, "CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v TEXT NOT NULL)");
 	return db;
 }
 
@@ -83,7 +75,7 @@ static void insert_rows(sqlite3 *db, int from, int to)
 		 "WITH RECURSIVE n(k) AS (SELECT %d UNION ALL SELECT k + 1 FROM n WHERE k < %d)"
 		 " INSERT INTO t SELECT k, printf('%%d:%%0690d', k, k) FROM n",
 		 from, to - 1);
-	exec_ok(db, sql);
+	testdb_exec(db, sql);
 }
 
 static uint64_t fetched(void)
@@ -115,7 +107,7 @@ START_TEST(reader_uses_the_map_and_others_do_not)
 	uint64_t before;
 
 	insert_rows(w, 1, 2001);
-	exec_ok(w, "PRAGMA wal_checkpoint(TRUNCATE)"); /* the rows are in the file now */
+	testdb_exec(w, "PRAGMA wal_checkpoint(TRUNCATE)"); /* the rows are in the file now */
 	before = fetched();
 	ck_assert_int_eq(testdb_int(w, "SELECT count(*) FROM t"), 2000);
 	ck_assert_uint_eq(fetched(), before); /* the writer is not mapped */
@@ -150,7 +142,7 @@ START_TEST(reader_follows_a_growing_file)
 
 		insert_rows(w, from, from + 250);
 		if (i % 4 == 3)
-			exec_ok(w, "PRAGMA wal_checkpoint(TRUNCATE)");
+			testdb_exec(w, "PRAGMA wal_checkpoint(TRUNCATE)");
 		ck_assert_int_eq(testdb_int(r, "SELECT count(*) FROM t"), from + 249);
 		ck_assert_int_eq(testdb_int(r, "SELECT max(k) FROM t"), from + 249);
 	}
@@ -175,20 +167,20 @@ START_TEST(snapshot_holds_under_checkpoints)
 	int64_t count, sum;
 
 	insert_rows(w, 1, 3001);
-	exec_ok(w, "PRAGMA wal_checkpoint(TRUNCATE)");
+	testdb_exec(w, "PRAGMA wal_checkpoint(TRUNCATE)");
 	r = open_reader();
-	exec_ok(r, "BEGIN");
+	testdb_exec(r, "BEGIN");
 	count = testdb_int(r, "SELECT count(*) FROM t");
 	sum = testdb_int(r, "SELECT sum(length(v) + k) FROM t");
 	ck_assert_int_eq(count, 3000);
 	for (int i = 0; i < 10; i++) {
 		insert_rows(w, 3001 + i * 300, 3301 + i * 300);
-		exec_ok(w, "UPDATE t SET v = v || 'x' WHERE k % 7 = 0"); /* rewrites pages r has read */
-		exec_ok(w, "PRAGMA wal_checkpoint(PASSIVE)");
+		testdb_exec(w, "UPDATE t SET v = v || 'x' WHERE k % 7 = 0"); /* rewrites pages r has read */
+		testdb_exec(w, "PRAGMA wal_checkpoint(PASSIVE)");
 		ck_assert_int_eq(testdb_int(r, "SELECT count(*) FROM t"), count);
 		ck_assert_int_eq(testdb_int(r, "SELECT sum(length(v) + k) FROM t"), sum);
 	}
-	exec_ok(r, "COMMIT");
+	testdb_exec(r, "COMMIT");
 	ck_assert_int_eq(testdb_int(r, "SELECT count(*) FROM t"), 6000);
 	ck_assert_int_gt(testdb_int(r, "SELECT sum(length(v) + k) FROM t"), sum);
 	ck_assert_int_eq(wrong_rows(r), 0);
@@ -203,13 +195,13 @@ START_TEST(file_shrinks_under_the_map)
 	int64_t big, small;
 
 	insert_rows(w, 1, 5001);
-	exec_ok(w, "PRAGMA wal_checkpoint(TRUNCATE)");
+	testdb_exec(w, "PRAGMA wal_checkpoint(TRUNCATE)");
 	r = open_reader();
 	ck_assert_int_eq(wrong_rows(r), 0); /* every page of the big file read through the map */
 	big = testdb_int(r, "PRAGMA page_count");
-	exec_ok(w, "DELETE FROM t WHERE k > 100");
-	exec_ok(w, "VACUUM");
-	exec_ok(w, "PRAGMA wal_checkpoint(TRUNCATE)");
+	testdb_exec(w, "DELETE FROM t WHERE k > 100");
+	testdb_exec(w, "VACUUM");
+	testdb_exec(w, "PRAGMA wal_checkpoint(TRUNCATE)");
 	small = testdb_int(w, "PRAGMA page_count");
 	ck_assert_int_lt(small * 4, big);
 	ck_assert_int_eq(testdb_int(r, "SELECT count(*) FROM t"), 100);

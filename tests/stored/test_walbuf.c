@@ -49,20 +49,12 @@ static void teardown(void)
 	testdb_unlink(db_path);
 }
 
-static void exec_ok(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 static sqlite3 *open_writer(const char *synchronous)
 {
 	sqlite3 *db = NULL;
 
 	ck_assert_int_eq(db_open(db_path, true, synchronous, &db), 0);
-	exec_ok(db, "CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)");
+	testdb_exec(db, "CREATE TABLE IF NOT EXISTS t(k INTEGER PRIMARY KEY, v BLOB NOT NULL)");
 	return db;
 }
 
@@ -76,13 +68,13 @@ static void insert_rows(sqlite3 *db, int from, int to)
 		 "WITH RECURSIVE n(k) AS (SELECT %d UNION ALL SELECT k + 1 FROM n WHERE k < %d)"
 		 " INSERT INTO t SELECT k, zeroblob(900) FROM n",
 		 from, to - 1);
-	exec_ok(db, "BEGIN");
-	exec_ok(db, sql);
+	testdb_exec(db, "BEGIN");
+	testdb_exec(db, sql);
 	/* Stamp each row with its key so a torn or misplaced page shows. */
 	snprintf(sql, sizeof(sql), "UPDATE t SET v = CAST(printf('%%0900d', k) AS BLOB)"
 				   " WHERE k >= %d AND k < %d", from, to);
-	exec_ok(db, sql);
-	exec_ok(db, "COMMIT");
+	testdb_exec(db, sql);
+	testdb_exec(db, "COMMIT");
 }
 
 /* Every row 0..n-1 is there with its own stamp, and nothing else. */
@@ -170,12 +162,12 @@ START_TEST(spill_and_rewrite)
 {
 	sqlite3 *db = open_writer("full"), *ro;
 
-	exec_ok(db, "PRAGMA cache_size=20");
+	testdb_exec(db, "PRAGMA cache_size=20");
 	insert_rows(db, 0, 3000);
-	exec_ok(db, "BEGIN");
-	exec_ok(db, "UPDATE t SET v = zeroblob(900)");
-	exec_ok(db, "UPDATE t SET v = CAST(printf('%0900d', k) AS BLOB)");
-	exec_ok(db, "COMMIT");
+	testdb_exec(db, "BEGIN");
+	testdb_exec(db, "UPDATE t SET v = zeroblob(900)");
+	testdb_exec(db, "UPDATE t SET v = CAST(printf('%0900d', k) AS BLOB)");
+	testdb_exec(db, "COMMIT");
 	expect_rows(db, 3000);
 	expect_intact(db);
 	ck_assert_int_eq(db_open(db_path, false, NULL, &ro), 0);
@@ -201,14 +193,14 @@ static void die_after(const char *synchronous, int committed, int uncommitted)
 		if (uncommitted) {
 			char sql[128];
 
-			exec_ok(db, "BEGIN");
+			testdb_exec(db, "BEGIN");
 			snprintf(sql, sizeof(sql),
 				 "WITH RECURSIVE n(k) AS (SELECT %d UNION ALL SELECT k + 1 FROM n"
 				 " WHERE k < %d) INSERT INTO t SELECT k, zeroblob(900) FROM n",
 				 committed, committed + uncommitted - 1);
-			exec_ok(db, sql);
-			exec_ok(db, "PRAGMA cache_size=10"); /* let some of it reach the WAL */
-			exec_ok(db, "UPDATE t SET v = zeroblob(901) WHERE k >= 0");
+			testdb_exec(db, sql);
+			testdb_exec(db, "PRAGMA cache_size=10"); /* let some of it reach the WAL */
+			testdb_exec(db, "UPDATE t SET v = zeroblob(901) WHERE k >= 0");
 		}
 		_exit(0);
 	}
@@ -248,7 +240,7 @@ START_TEST(checkpoints_and_reopen)
 
 	for (int i = 0; i < 6; i++) {
 		insert_rows(db, i * 300, (i + 1) * 300);
-		exec_ok(db, i % 2 ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
+		testdb_exec(db, i % 2 ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(PASSIVE)");
 	}
 	db_close(db);
 	db = open_writer("full");

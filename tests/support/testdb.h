@@ -1,8 +1,10 @@
 /*
  * testdb.h - small SQLite helpers the stored suites share.
  *
- * Header-only, like tmpdir.h.  testdb_int() runs a query that must return
- * one row and gives its first column (the test fails otherwise);
+ * Header-only, like tmpdir.h.  testdb_exec() runs SQL that must succeed
+ * (the test fails with SQLite's message otherwise); testdb_int() runs a
+ * query that must return one row and gives its first column (the test
+ * fails otherwise);
  * testdb_unlink() removes a database file with its WAL, shared-memory and
  * journal companions.
  */
@@ -14,6 +16,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
+
+static inline void testdb_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
+}
 
 static inline int64_t testdb_int(sqlite3 *db, const char *sql)
 {
