@@ -17,5 +17,6 @@ int cmd_query(int argc, char **argv);
 int cmd_bystander(int argc, char **argv);
 int cmd_conns(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

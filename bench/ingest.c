@@ -40,6 +40,7 @@ struct ingest {
 	struct ing_conn *conns;
 	uint64_t next;     /* cursor into the file */
 	uint64_t answered; /* OKs matched */
+	uint64_t abandoned; /* in flight on a connection that was lost */
 	uint64_t first_ns, last_ns;
 	bool finishing; /* our own closes are not losses */
 };
@@ -91,14 +92,18 @@ static struct ingest_second *ing_second(struct ingest *g, uint64_t now)
 	return i < g->st->nseconds ? &g->st->seconds[i] : NULL;
 }
 
-/* Counts the OK's verdict; "duplicate:" counts apart whatever the boolean. */
-static void ing_judge(struct ingest *g, const struct relay_msg *m, uint64_t now, uint64_t lat)
+/* Counts the OK's verdict; "duplicate:" counts apart whatever the boolean.
+ * An OK true, duplicate or not, is a promise: its id goes to cfg->acked. */
+static void ing_judge(struct ingest *g, const struct relay_msg *m, const char *id, uint64_t now,
+		      uint64_t lat)
 {
 	struct ingest_second *sec = ing_second(g, now);
 	bool dup = m->text_len >= 10 && !memcmp(m->text, "duplicate:", 10);
 
 	if (sec && lat > sec->max_ns)
 		sec->max_ns = lat;
+	if (m->accepted && g->cfg->acked)
+		fprintf(g->cfg->acked, "%.64s\n", id);
 	if (dup) {
 		g->st->duplicate++;
 		if (sec)
@@ -125,12 +130,13 @@ static void ing_on_ok(struct ing_conn *c, const struct relay_msg *m)
 		if (m->arg_len != 64 || memcmp(c->slots[i].id, m->arg, 64))
 			continue;
 		uint64_t lat = now - c->slots[i].sent_ns;
+		const char *id = c->slots[i].id;
 
 		hist_record(c->g->st->ok_latency, lat);
 		c->slots[i] = c->slots[--c->inflight];
 		c->g->answered++;
 		c->g->last_ns = now;
-		ing_judge(c->g, m, now, lat);
+		ing_judge(c->g, m, id, now, lat);
 		ing_fill(c);
 		return;
 	}
@@ -160,6 +166,9 @@ static void ing_on_close(struct ws_conn *ws, int err, void *ud)
 		c->g->st->conns_failed++;
 	else if (!c->g->finishing)
 		c->g->st->conns_lost++;
+	/* No OK can come for them now: unanswered, and not waited for. */
+	c->g->abandoned += (uint64_t)c->inflight;
+	c->inflight = 0;
 	c->ws = NULL;
 }
 
@@ -169,7 +178,7 @@ static bool ing_done(const struct ingest *g)
 {
 	if (ws_loop_live(g->loop) == 0)
 		return true;
-	return g->next == g->cfg->count && g->answered == g->st->sent;
+	return g->next == g->cfg->count && g->answered + g->abandoned == g->st->sent;
 }
 
 static void ing_loop(struct ingest *g)
@@ -214,7 +223,7 @@ static int ing_setup(struct ingest *g)
 
 static void ing_finish(struct ingest *g)
 {
-	uint64_t end = g->answered == g->st->sent ? g->last_ns : clock_ns();
+	uint64_t end = g->answered + g->abandoned == g->st->sent ? g->last_ns : clock_ns();
 
 	g->st->unanswered = g->st->sent - g->answered;
 	g->st->elapsed_s = g->first_ns ? (double)(end - g->first_ns) / 1e9 : 0;

@@ -12,6 +12,7 @@
 #define BENCH_INGEST_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 struct ws_url;
 struct evfile;
@@ -24,6 +25,9 @@ struct ingest_cfg {
 	int conns;        /* connections */
 	int window;       /* EVENTs in flight per connection */
 	double timeout_s; /* bound on the whole run */
+	/* Where the id of every event answered OK true goes, one lowercase
+	 * hex id a line (NULL: nowhere): what the relay promised to keep. */
+	FILE *acked;
 	/* Called about every 100 ms on the engine's thread (NULL: none). */
 	void (*tick)(void *arg);
 	void *tick_arg;

@@ -16,7 +16,7 @@
 #include "ws_client.h"
 
 struct ingest_opts {
-	const char *url, *file, *pids;
+	const char *url, *file, *pids, *acked;
 	long count, conns, window, timeline;
 	double timeout;
 };
@@ -78,18 +78,29 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 	struct ingest_stats st;
 	struct usage_report u;
 	struct ingest_cfg cfg;
+	FILE *acked = NULL;
 
+	if (o->acked[0] && !(acked = fopen(o->acked, "w"))) {
+		perror(o->acked);
+		return 1;
+	}
 	if (evfile_load(o->file, &ev)) {
 		fprintf(stderr, "loadgen ingest: cannot load %s\n", o->file);
 		return 1;
 	}
 	cfg = (struct ingest_cfg){ url, &ev, o->count > 0 && (size_t)o->count < ev.count
 						     ? (uint64_t)o->count : ev.count,
-				   (int)o->conns, (int)o->window, o->timeout, ingest_tick, meter };
+				   (int)o->conns, (int)o->window, o->timeout, acked, ingest_tick, meter };
 	usage_start(meter);
 	if (ingest_run(&cfg, &st)) {
 		evfile_free(&ev);
+		if (acked)
+			fclose(acked);
 		fprintf(stderr, "loadgen ingest: out of memory\n");
+		return 1;
+	}
+	if (acked && fclose(acked)) {
+		perror(o->acked);
 		return 1;
 	}
 	usage_finish(meter, &u);
@@ -103,7 +114,7 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 
 int cmd_ingest(int argc, char **argv)
 {
-	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", 0, 1, 16, 0, 600 };
+	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 0, 1, 16, 0, 600 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "events, one JSON object a line (loadgen gen)" },
@@ -113,6 +124,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "timeout", CLI_DOUBLE, &o.timeout, "seconds before giving up" },
 		{ "timeline", CLI_INT, &o.timeline, "1: print what each second answered" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "acked", CLI_STR, &o.acked, "write the id of every OK true here (loadgen check)" },
 	};
 	int rc = cli_parse("Publishes a file and times the OKs.", opts, CLI_COUNT(opts), argc, argv);
 	struct usage_meter meter;

@@ -20,6 +20,7 @@ static const struct {
 	{ "bystander", cmd_bystander, "a cheap REQ every 10 ms while an ingest flood runs" },
 	{ "conns", cmd_conns, "N idle websocket connections: relay RSS per connection" },
 	{ "verify", cmd_verify, "a relay lane's per-event work on one core (no relay)" },
+	{ "check", cmd_check, "are these event ids stored? (after ingest --acked)" },
 };
 
 static void usage(FILE *out)

@@ -7,8 +7,10 @@
 # (';'-separated), and waits until every worker listens; it sets RELAY_DIR,
 # RELAY_URL and RELAY_PIDS (stored's first, comma-separated).  relay_stop
 # stops what relay_start started (workers first, each waited for) and
-# removes the dir unless BENCH_KEEP is set.  The caller defines log() and
-# sets BUILD and WORKERS.
+# removes the dir unless BENCH_KEEP is set.  relay_kill_restart I kills
+# process I (0: stored, 1..WORKERS: a worker) with SIGKILL and starts it
+# again, as systemd's Restart= would.  The caller defines log() and sets
+# BUILD and WORKERS.
 
 RELAY_DIR='' RELAY_URL='' RELAY_PIDS='' STARTED=()
 
@@ -26,6 +28,33 @@ free_port() { # below the ephemeral range, so no client socket can hold it
 	exit 1
 }
 
+# Starts process I (0: stored, waited for until its socket is there; else
+# worker I) and records its pid in STARTED[I] and RELAY_PIDS.
+relay_spawn() { # relay_spawn I
+	local conf=$RELAY_DIR/relay.conf tries=0 IFS=,
+	if [ "$1" = 0 ]; then
+		rm -f "$RELAY_DIR/run/stored-rpc.ipc" # a killed stored's, if any
+		"$BUILD/stored" -c "$conf" >>"$RELAY_DIR/stored.log" 2>&1 &
+		STARTED[0]=$!
+		until [ -S "$RELAY_DIR/run/stored-rpc.ipc" ]; do
+			tries=$((tries + 1))
+			[ $tries -lt 200 ] || { log "stored did not start"; cat "$RELAY_DIR/stored.log" >&2; exit 1; }
+			sleep 0.05
+		done
+	else
+		"$BUILD/relayd" -c "$conf" -i "$1" >>"$RELAY_DIR/relayd$1.log" 2>&1 &
+		STARTED[$1]=$!
+	fi
+	RELAY_PIDS="${STARTED[*]}"
+}
+
+relay_kill_restart() { # relay_kill_restart I
+	local pid=${STARTED[$1]}
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	relay_spawn "$1"
+}
+
 relay_start() { # relay_start NAME
 	local port conf i tries
 	RELAY_DIR=$(mktemp -d "${TMPDIR:-/tmp}/crelay-bench-$1.XXXXXX")
@@ -41,19 +70,10 @@ relay_start() { # relay_start NAME
 		echo "log_level = warn"
 		if [ -n "${BENCH_RELAY_CONF:-}" ]; then tr ';' '\n' <<<"$BENCH_RELAY_CONF"; fi
 	} >"$conf"
-	"$BUILD/stored" -c "$conf" >"$RELAY_DIR/stored.log" 2>&1 &
-	STARTED=("$!")
-	RELAY_PIDS=$!
-	tries=0
-	until [ -S "$RELAY_DIR/run/stored-rpc.ipc" ]; do
-		tries=$((tries + 1))
-		[ $tries -lt 200 ] || { log "stored did not start"; cat "$RELAY_DIR/stored.log" >&2; exit 1; }
-		sleep 0.05
-	done
+	STARTED=()
+	relay_spawn 0
 	for i in $(seq 1 "$WORKERS"); do
-		"$BUILD/relayd" -c "$conf" -i "$i" >"$RELAY_DIR/relayd$i.log" 2>&1 &
-		STARTED+=("$!")
-		RELAY_PIDS=$RELAY_PIDS,$!
+		relay_spawn "$i"
 	done
 	tries=0
 	until [ "$(ss -Htln "sport = :$port" | wc -l)" -ge "$WORKERS" ]; do
