@@ -11,7 +11,9 @@
  *   - ephemeral and addressable events are counted as unchecked.
  * It assumes the file deletes nothing (no kind 5 or 62, no expiration), as
  * `loadgen gen` writes them.  bench/soak runs it after killing a relay
- * process.
+ * process; a REQ closed with "error:" (stored not back yet: "storage is
+ * unavailable, retry shortly") is sent again 200 ms later, as a client
+ * would, until --timeout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +60,8 @@ struct check_run {
 	size_t nids;
 	struct check_addr *addrs;
 	size_t naddrs;
-	uint64_t unchecked, unknown, closed;
+	uint64_t unchecked, unknown, closed, retried;
+	uint64_t retry_at_ns; /* a REQ closed with "error:" is sent again then */
 	char **reqs; /* the filters to ask, in order */
 	size_t nreqs, next;
 	struct ws_conn *ws;
@@ -354,6 +357,12 @@ static void check_on_message(struct ws_conn *ws, const char *data, size_t len, v
 		check_count(c, m.text, m.text_len);
 		return;
 	}
+	if (m.type == RMSG_CLOSED && m.text_len >= 6 && !memcmp(m.text, "error:", 6)) {
+		c->retried++;
+		c->retry_at_ns = clock_ns() + 200 * NS_PER_MS;
+		c->waiting = false;
+		return;
+	}
 	if (m.type == RMSG_CLOSED) {
 		c->closed++;
 		fprintf(stderr, "loadgen check: CLOSED %.*s\n", (int)m.text_len, m.text);
@@ -394,7 +403,7 @@ static bool check_loop(struct check_run *c, struct ws_loop *loop)
 	while (!c->open && !c->gone && clock_ns() < end)
 		ws_loop_poll(loop, 10000);
 	while (c->open && !c->gone && clock_ns() < end) {
-		if (!c->waiting) {
+		if (!c->waiting && clock_ns() >= c->retry_at_ns) {
 			if (c->next == c->nreqs)
 				return true;
 			if (check_send(c))
@@ -438,6 +447,7 @@ static void check_report(const struct check_run *c, bool complete)
 	report_int(&r, "unchecked", (int64_t)c->unchecked);
 	report_int(&r, "unknown", (int64_t)c->unknown);
 	report_int(&r, "closed", (int64_t)c->closed);
+	report_int(&r, "retried", (int64_t)c->retried);
 	report_int(&r, "complete", complete);
 	report_end(&r);
 }
