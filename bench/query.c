@@ -37,7 +37,7 @@ struct qindex {
 };
 
 struct qopts {
-	const char *url, *file, *pids;
+	const char *url, *file, *pids, *only;
 	long count, warmup, limit, seed;
 	double duration;
 };
@@ -54,6 +54,7 @@ struct qrun {
 	uint64_t seq, sent_ns, events_now, events_total;
 	int kind_now;
 	bool waiting;
+	int only; /* the one class asked (--class), or -1 for the mix */
 	uint64_t done, closed, lost;
 	struct hist *all, *per_kind[8];
 };
@@ -182,7 +183,7 @@ static void q_send(struct qrun *q)
 	char filter[512], req[600];
 	int n;
 
-	q->kind_now = (int)rng_below(&q->rng, 8);
+	q->kind_now = q->only >= 0 ? q->only : (int)rng_below(&q->rng, 8);
 	qkinds[q->kind_now].build(q, filter, sizeof(filter));
 	n = snprintf(req, sizeof(req), "[\"REQ\",\"q%llu\",%s]", (unsigned long long)q->seq, filter);
 	q->events_now = 0;
@@ -330,7 +331,7 @@ static int q_go(struct qrun *q, const struct ws_url *url, struct usage_meter *me
 
 int cmd_query(int argc, char **argv)
 {
-	struct qopts o = { "ws://127.0.0.1:7777", "events.jsonl", "", 2000, 100, 50, 1, 120 };
+	struct qopts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 2000, 100, 50, 1, 120 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "the events the database was loaded with" },
@@ -340,10 +341,11 @@ int cmd_query(int argc, char **argv)
 		{ "duration", CLI_DOUBLE, &o.duration, "bound on the run, seconds" },
 		{ "seed", CLI_INT, &o.seed, "seed of the query mix" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "class", CLI_STR, &o.only, "only this class of the mix (author_nolimit, ...)" },
 	};
 	int rc = cli_parse("Times REQs to EOSE on a loaded database.", opts, CLI_COUNT(opts), argc,
 			   argv);
-	struct qrun q = { .o = &o };
+	struct qrun q = { .o = &o, .only = -1 };
 	struct usage_meter meter;
 	struct evfile ev;
 	struct ws_url url;
@@ -353,6 +355,13 @@ int cmd_query(int argc, char **argv)
 	if (ws_url_parse(o.url, &url) || usage_parse_pids(&meter, o.pids) || o.count < 1 ||
 	    o.warmup < 0 || o.limit < 1) {
 		fprintf(stderr, "loadgen query: bad --url (loopback only), --pids or counts\n");
+		return 2;
+	}
+	for (int i = 0; o.only[0] && i < 8; i++)
+		if (strcmp(o.only, qkinds[i].name) == 0)
+			q.only = i;
+	if (o.only[0] && q.only < 0) {
+		fprintf(stderr, "loadgen query: no class %s\n", o.only);
 		return 2;
 	}
 	if (evfile_load(o.file, &ev)) {
