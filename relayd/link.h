@@ -24,8 +24,9 @@ struct relayd;
  * starts the receive threads.  Returns 0 or
  * ERR_NNG. */
 int link_open(struct relayd *r);
-/* Once a second (service thread): gives the link fresh dialers when it has
- * been down for a while (see link.c). */
+/* Every LINK_WATCH_MS (service thread): gives the link fresh dialers when
+ * it has been down for a while (see link.c). */
+#define LINK_WATCH_MS 250
 void link_watch(struct relayd *r, int64_t now_ms);
 /* Closes the sockets, joins the receive threads and removes the reply
  * socket's file. */

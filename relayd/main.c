@@ -64,6 +64,14 @@ static void relayd_tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
 }
 
+static void relayd_link_tick(lws_sorted_usec_list_t *sul)
+{
+	struct relayd *r = lws_container_of(sul, struct relayd, link_tick);
+
+	link_watch(r, service_now_ms());
+	lws_sul_schedule(r->lws, 0, &r->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
+}
+
 /* A worker holds nothing durable, so a shutdown that stalls is cut short
  * rather than left to systemd's kill: wait RELAYD_STOP_MS for main, then
  * name the phase it stalled in and exit. */
@@ -154,6 +162,7 @@ static void relayd_start(struct relayd *r)
 	if (link_open(r))
 		fatalx("cannot open the sockets to stored in %s", relayd_cfg(r)->run_dir);
 	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+	lws_sul_schedule(r->lws, 0, &r->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
 	/* This thread runs the event loop; nng's threads exist once the
 	 * sockets are open.  The lanes, started before, keep their slice. */
 	slice_set_this_thread(relayd_cfg(r)->request_slice_us);

@@ -88,6 +88,7 @@ struct relayd {
 	pthread_t link_threads[2];  /* receive threads of reply and sub */
 	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
 	int64_t link_down_since_ms; /* service thread: 0 while the link is up */
+	unsigned link_redials;      /* service thread: fresh dialers this outage */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
 	atomic_bool link_ready;     /* and this link's HELLO has been sent */
@@ -106,6 +107,7 @@ struct relayd {
 	bool link_announced;        /* MAIL_LINK_UP posted for the current pipes */
 	uint32_t next_sub_serial;   /* service thread */
 	lws_sorted_usec_list_t tick; /* the once-a-second timer */
+	lws_sorted_usec_list_t link_tick; /* link_watch's, every LINK_WATCH_MS */
 	char relay_url[CONFIG_TEXT_MAX]; /* cfg.relay_url, or ws://bind:port */
 	uint8_t auth_secret[32];    /* derives NIP-42 challenges (auth.h) */
 	bool auth_writes, auth_reads; /* from cfg.auth_required */

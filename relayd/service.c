@@ -329,7 +329,6 @@ void service_tick(struct relayd *r)
 	conn_foreach(r->conns, service_expire, r);
 	iplimit_sweep(r->iplimit, service_now_ms());
 	nip86_expire(r, service_now_ms());
-	link_watch(r, service_now_ms());
 	service_report(r);
 	service_trim(r);
 }
