@@ -80,12 +80,13 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 	struct ingest_cfg cfg;
 	FILE *acked = NULL;
 
-	if (o->acked[0] && !(acked = fopen(o->acked, "w"))) {
-		perror(o->acked);
-		return 1;
-	}
 	if (evfile_load(o->file, &ev)) {
 		fprintf(stderr, "loadgen ingest: cannot load %s\n", o->file);
+		return 1;
+	}
+	if (o->acked[0] && !(acked = fopen(o->acked, "w"))) {
+		perror(o->acked);
+		evfile_free(&ev);
 		return 1;
 	}
 	cfg = (struct ingest_cfg){ url, &ev, o->count > 0 && (size_t)o->count < ev.count
@@ -101,6 +102,8 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 	}
 	if (acked && fclose(acked)) {
 		perror(o->acked);
+		ingest_stats_free(&st);
+		evfile_free(&ev);
 		return 1;
 	}
 	usage_finish(meter, &u);

@@ -155,7 +155,7 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 
 	config_socket_url(cfg, name, url, sizeof(url));
 	/* While stored restarts, a dial every 100 ms at most: a worker is back
-	 * ~0.1 s sooner than with 250 (bench/RESULTS.md, "Soak"), for a
+	 * ~0.1 s sooner than with 250 (bench/RESULTS.md, item 38), for a
 	 * refused connect() ten times a second. */
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 100);
@@ -165,8 +165,8 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 
 /*
  * nng redials by itself, but a dialer has been seen to stay silent after
- * stored restarted (one worker reconnected, the other not: about one
- * restart in 20-40 in bench/soak's crash rounds).  So a link that stays
+ * stored restarted (one worker reconnected, the other not: two of the
+ * 100 restarts timed by bench/soak's crash rounds, item 38).  So a link that stays
  * down longer than LINK_REDIAL_MS gets fresh dialers, and again every
  * LINK_REDIAL_MS while stored stays away (told once per outage at warn).
  * A healthy dialer retries every 100 ms at most, and stored is listening
