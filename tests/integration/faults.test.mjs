@@ -64,12 +64,16 @@ describe('a worker that falls behind stored', () => {
      * the next event shows it.  So each poll publishes one more. */
     let gaps;
     let nudge = 0;
+    let seen = '';
     await until(async () => {
       gaps = metricValue((await relay.httpGet('/metrics')).body, 'relay_worker_deliver_gaps_total{worker="2"}');
       if (gaps > 0) return true;
       pub.send(['EVENT', signed(kp.sk, { kind: 20001, content: `nudge${nudge++}` })]);
+      /* What stored last heard from each worker, for the message if this
+       * times out (it did once in a CI run, not since). */
+      seen = (await relay.relayctl('workers')).stdout.trim();
       return false;
-    }, { timeout: 8000, interval: 300, what: 'a deliver gap counted for worker 2' });
+    }, { timeout: 15000, interval: 300, what: () => `a deliver gap counted for worker 2 (after ${nudge} nudges; ${seen})` });
     assert.ok(gaps > 0);
     /* The worker is healthy again: a new event reaches the subscriber. */
     await sleep(500);
