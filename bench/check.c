@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "../common/buf.h"
+#include "../common/event.h"
 #include "clock.h"
 #include "cli.h"
 #include "cmds.h"
@@ -82,9 +83,10 @@ static int addr_cmp(const void *a, const void *b)
 	return c ? c : (x->kind > y->kind) - (x->kind < y->kind);
 }
 
-static bool is_replaceable(long kind)
+/* The relay's own classification of a kind (common/event.h). */
+static enum event_class check_class(const cJSON *kind)
 {
-	return kind == 0 || kind == 3 || (kind >= 10000 && kind < 20000);
+	return event_class_of((uint32_t)kind->valuedouble);
 }
 
 /* True if (created_at, id) is at least as new as a's acknowledged version. */
@@ -159,7 +161,7 @@ static int check_file_event(struct check_run *c, const cJSON *ev, size_t *ids_ca
 	    !cJSON_IsNumber(at) || strlen(id->valuestring) != HEX_LEN ||
 	    strlen(pk->valuestring) != HEX_LEN)
 		return 1;
-	if (is_replaceable((long)kind->valuedouble)) {
+	if (check_class(kind) == EVENT_REPLACEABLE) {
 		struct check_addr a = { .kind = (long)kind->valuedouble,
 					.created_at = (long long)at->valuedouble };
 
@@ -168,7 +170,7 @@ static int check_file_event(struct check_run *c, const cJSON *ev, size_t *ids_ca
 		if (!(c->addrs = grow(c->addrs, addrs_cap, c->naddrs, sizeof(*c->addrs))))
 			return 1;
 		c->addrs[c->naddrs++] = a;
-	} else if (kind->valuedouble >= 20000) { /* ephemeral, addressable */
+	} else if (check_class(kind) != EVENT_REGULAR) { /* ephemeral, addressable */
 		c->unchecked++;
 	} else {
 		if (!(c->ids = grow(c->ids, ids_cap, c->nids, sizeof(*c->ids))))
@@ -314,7 +316,7 @@ static void check_count(struct check_run *c, const char *json, size_t len)
 		cJSON_Delete(ev);
 		return;
 	}
-	if (is_replaceable((long)kind->valuedouble)) {
+	if (check_class(kind) == EVENT_REPLACEABLE) {
 		memcpy(key.pubkey, pk->valuestring, HEX_LEN + 1);
 		key.kind = (long)kind->valuedouble;
 		addr = bsearch(&key, c->addrs, c->naddrs, sizeof(*c->addrs), addr_cmp);
