@@ -22,7 +22,8 @@
  *                   worker) are the subscription topic.  METRICS goes to
  *                   all workers (worker 0xffff).  PUB drops when a
  *                   worker is slow, so DELIVER carries a per-worker sequence
- *                   number and workers count gaps.
+ *                   number, counted from 1 after each HELLO, and workers
+ *                   count gaps (relayd/gapcount.h).
  *
  * Every message starts with the 8-byte header below.  Numbers in this enum
  * are never reused.  Decoders consume the body exactly and reject truncated
@@ -88,7 +89,8 @@ struct msg_header {
 	uint8_t version;     /* PROTO_VERSION */
 	uint8_t type;        /* enum msg_type */
 	uint16_t worker;     /* the relayd instance the message is from or for */
-	uint32_t request_id; /* echoes the request in replies; 0 in DELIVER */
+	uint32_t request_id; /* echoes the request in replies; in DELIVER, the
+			      * worker's latest HELLO that stored took */
 };
 
 /* A string view: len bytes at ptr, not NUL-terminated. */
@@ -217,7 +219,7 @@ struct msg_target {
 
 /* DELIVER: one live event for one worker's matching subscriptions. */
 struct msg_deliver {
-	uint64_t seq; /* per worker, +1 per DELIVER; a jump is a gap */
+	uint64_t seq; /* per worker, 1, 2, ... from its latest HELLO; a jump is a gap */
 	uint64_t commit_seq; /* the event's commit order in the database; 0 if ephemeral */
 	struct msg_str event_json;
 	uint32_t ntargets;

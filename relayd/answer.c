@@ -267,14 +267,6 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 	}
 }
 
-static void answer_count_gap(struct relayd *r, uint64_t seq)
-{
-	/* A sequence below the last one means stored restarted and counts anew. */
-	if (r->deliver_seq && seq > r->deliver_seq + 1)
-		atomic_fetch_add(&r->stats.deliver_gaps, seq - r->deliver_seq - 1);
-	r->deliver_seq = seq;
-}
-
 /* stored's snapshot: kept for GET /metrics and /stats.json. */
 static void answer_metrics(struct relayd *r, const void *body, size_t len)
 {
@@ -295,6 +287,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	struct msg_deliver m;
 	struct msg_header h;
 	struct shared *body;
+	uint64_t lost;
 
 	if (msg_decode_header(data, len, &h))
 		return;
@@ -314,7 +307,9 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	if (h.type != MSG_DELIVER ||
 	    msg_decode_deliver(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &m))
 		return;
-	answer_count_gap(r, m.seq);
+	lost = gapcount_take(&r->delivered, h.request_id, m.seq);
+	if (lost)
+		atomic_fetch_add(&r->stats.deliver_gaps, lost);
 	if (m.commit_seq > r->last_commit_seq)
 		r->last_commit_seq = m.commit_seq;
 	body = shared_new(m.event_json.ptr, m.event_json.len);

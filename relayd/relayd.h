@@ -27,6 +27,7 @@
 #include "../common/config.h"
 #include "../common/heaptrim.h"
 #include "../common/histo.h"
+#include "gapcount.h"
 #include "policy.h"
 
 struct mailbox;
@@ -92,7 +93,7 @@ struct relayd {
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
 	atomic_bool link_ready;     /* and this link's HELLO has been sent */
-	uint64_t deliver_seq;       /* service thread: last DELIVER seq seen */
+	struct gapcount delivered;  /* service thread: DELIVER numbers, for lost ones */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
 	struct heaptrim heaptrim;   /* service thread: freed heap back to the system */

@@ -176,6 +176,9 @@ static void service_hello(struct relayd *r)
 	struct msg_hello m = { (uint32_t)getpid(), r->boot_id };
 	struct buf out = BUF_INIT;
 
+	/* stored numbers this worker's deliveries from 1 again once it takes
+	 * this HELLO, stamped with its request id. */
+	gapcount_restart(&r->delivered, request_id);
 	if (msg_encode_hello(&out, &h, &m) == 0)
 		link_send_hello(r, request_id, out.data, out.len);
 	buf_free(&out);
@@ -210,7 +213,6 @@ static void mail_link_up(struct relayd *r)
 	if (ws_accept(r))
 		fatalx("cannot accept connections");
 	notify_send("READY=1\nSTATUS=serving");
-	r->deliver_seq = 0;
 	service_hello(r);
 	conn_foreach(r->conns, service_restore_conn, r);
 }

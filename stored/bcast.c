@@ -23,7 +23,8 @@ struct bcast_targets {
 struct bcast_peer {
 	uint32_t pipe;  /* 0: no live pipe */
 	uint64_t boot_id;
-	uint64_t seq;   /* last DELIVER sequence sent */
+	uint64_t seq;   /* last DELIVER number sent since the worker's HELLO */
+	uint32_t hello_id; /* that HELLO's request id, stamped on each DELIVER */
 };
 
 struct bcast {
@@ -69,7 +70,7 @@ static void bcast_collect(void *arg, uint16_t worker, uint64_t conn_id, uint32_t
 static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *ev)
 {
 	struct bcast_targets *t = &b->targets[worker];
-	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, 0 };
+	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, b->peers[worker].hello_id };
 	struct msg_deliver d = { ++b->peers[worker].seq, (uint64_t)b->current_seq,
 				 { ev->json, ev->json_len }, t->n, t->items };
 	nng_msg *msg;
@@ -216,6 +217,10 @@ static void bcast_hello(struct bcast *b, struct bcast_job *job)
 		subidx_remove_worker(b->idx, job->to.worker);
 	p->pipe = job->to.pipe;
 	p->boot_id = job->boot_id;
+	/* Numbering from 1 again lets the worker count deliveries lost before
+	 * the first one it receives (relayd/gapcount.h). */
+	p->seq = 0;
+	p->hello_id = job->to.request_id;
 	bcast_sync_counts(b);
 }
 

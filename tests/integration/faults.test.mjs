@@ -5,7 +5,10 @@
  *     keeps receiving everything promptly;
  *   - a worker that falls behind stored (stopped with SIGSTOP while events
  *     pour in) loses live deliveries on the pub/sub link, and the gap is
- *     detected by sequence number and counted in /metrics.
+ *     detected by sequence number and counted in /metrics, also when the
+ *     deliveries lost are the first ones after it was stopped;
+ *   - a restarted worker counts no gap when nothing was lost: stored numbers
+ *     each worker's deliveries from 1 again after its HELLO.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,7 +73,8 @@ describe('a worker that falls behind stored', () => {
       if (gaps > 0) return true;
       pub.send(['EVENT', signed(kp.sk, { kind: 20001, content: `nudge${nudge++}` })]);
       /* What stored last heard from each worker, for the message if this
-       * times out (it did once in a CI run, not since). */
+       * times out.  It did, 1 run in 30-50, until a loss of the *first*
+       * deliveries was counted (bench/RESULTS.md, finding 6). */
       seen = (await relay.relayctl('workers')).stdout.trim();
       return false;
     }, { timeout: 15000, interval: 300, what: () => `a deliver gap counted for worker 2 (after ${nudge} nudges; ${seen})` });
@@ -81,5 +85,38 @@ describe('a worker that falls behind stored', () => {
     sub.take(() => true);
     assert.equal((await pub.publish(after)).ok, true);
     await sub.liveEvent('eph', after.id, { timeout: 5000 });
+  });
+});
+
+describe('a restarted worker', () => {
+  const relay = useRelay({ workers: 2 });
+
+  it('counts no deliver gap when nothing was lost (stored numbers its deliveries afresh)', async () => {
+    const kp = keypair();
+    const pub = await relay.connectTo(1);
+    const first = await relay.connectTo(2);
+    assert.equal((await first.req('live', { kinds: [20002] })).eose, true);
+    for (let i = 0; i < 20; i++) {
+      const ev = signed(kp.sk, { kind: 20002, content: `before ${i}` });
+      assert.equal((await pub.publish(ev)).ok, true);
+      await first.liveEvent('live', ev.id, { timeout: 5000 });
+    }
+    await relay.kill(2, 'SIGKILL');
+    await relay.restartWorker(2);
+    const again = await relay.connectTo(2);
+    assert.equal((await again.req('live', { kinds: [20002] })).eose, true);
+    for (let i = 0; i < 5; i++) {
+      const ev = signed(kp.sk, { kind: 20002, content: `after ${i}` });
+      assert.equal((await pub.publish(ev)).ok, true);
+      await again.liveEvent('live', ev.id, { timeout: 5000 });
+    }
+    /* Once stored has the report covering those frames (EOSE and five
+     * EVENTs), it also has the gaps counted on the way to them. */
+    let text = '';
+    await until(async () => {
+      text = (await relay.httpGet('/metrics')).body;
+      return metricValue(text, 'relay_worker_messages_out_total{worker="2"}') >= 6;
+    }, { timeout: 5000, interval: 200, what: 'worker 2 to report its frames' });
+    assert.equal(metricValue(text, 'relay_worker_deliver_gaps_total{worker="2"}'), 0);
   });
 });
