@@ -54,6 +54,7 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_EVENT_RESULTS] = "event_results",
 	[MSG_BUNDLE] = "bundle",
 	[MSG_QUERY_LAST] = "query_last",
+	[MSG_SUB_REPLAY] = "sub_replay",
 };
 
 const char *msg_type_name(int type)
@@ -704,15 +705,66 @@ int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m)
 	return err;
 }
 
+static void filters_release(struct filter **filters, uint32_t *nfilters)
+{
+	for (uint32_t i = 0; *filters && i < *nfilters; i++)
+		filter_free(&(*filters)[i]);
+	free(*filters);
+	*filters = NULL;
+	*nfilters = 0;
+}
+
 void msg_sub_open_release(struct msg_sub_open *m)
 {
-	if (!m)
-		return;
-	for (uint32_t i = 0; m->filters && i < m->nfilters; i++)
-		filter_free(&m->filters[i]);
-	free(m->filters);
-	m->filters = NULL;
-	m->nfilters = 0;
+	if (m)
+		filters_release(&m->filters, &m->nfilters);
+}
+
+/* ---- SUB_REPLAY ---- */
+
+int msg_encode_sub_replay(struct buf *out, const struct msg_header *h,
+			  const struct msg_sub_replay *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_SUB_REPLAY);
+	put_u64(&w, m->conn_id);
+	put_u32(&w, m->sub_serial);
+	put_u64(&w, m->after);
+	put_u64(&w, m->before);
+	put_u32(&w, m->nfilters);
+	for (uint32_t i = 0; i < m->nfilters; i++)
+		put_filter(&w, &m->filters[i]);
+	return writer_end(&w);
+}
+
+/* An empty range (before <= after + 1 asks for nothing) is refused. */
+int msg_decode_sub_replay(const void *body, size_t len, struct msg_sub_replay *m)
+{
+	struct wire_reader r;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_serial = wire_get_u32(&r);
+	m->after = wire_get_u64(&r);
+	m->before = wire_get_u64(&r);
+	if (!r.err && m->before <= m->after + 1)
+		reader_reject(&r, ERR_INVAL);
+	m->filters = get_filters(&r, &m->nfilters);
+	err = wire_finish(&r);
+	if (err) {
+		msg_sub_replay_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_sub_replay_release(struct msg_sub_replay *m)
+{
+	if (m)
+		filters_release(&m->filters, &m->nfilters);
 }
 
 /* ---- QUERY_EVENTS ---- */

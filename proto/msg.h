@@ -4,7 +4,7 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, and BUNDLE (several
+ *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, SUB_REPLAY, and BUNDLE (several
  *                   of these in one message).  One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
@@ -79,6 +79,7 @@ enum msg_type {
 	MSG_EVENT_RESULTS = 18,
 	MSG_BUNDLE = 19,
 	MSG_QUERY_LAST = 20,
+	MSG_SUB_REPLAY = 21,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -167,6 +168,20 @@ struct msg_sub_open {
 				  delivered; 0 otherwise */
 	uint32_t nfilters;
 	struct filter *filters; /* owned after decoding: msg_sub_open_release() */
+};
+
+/* SUB_REPLAY: a live subscription lost deliveries (relayd/gapcount.h):
+ * send it again the stored events matching filters with a commit seq in
+ * (after, before), no limit beyond the relay's, as QUERY_EVENTS and then
+ * QUERY_DONE or QUERY_LAST with this request's id.  The subscription's
+ * registration is left as it is. */
+struct msg_sub_replay {
+	uint64_t conn_id;
+	uint32_t sub_serial;
+	uint64_t after;
+	uint64_t before;
+	uint32_t nfilters;
+	struct filter *filters; /* owned after decoding: msg_sub_replay_release() */
 };
 
 /* QUERY_EVENTS: a chunk of stored events for a subscription, in order. */
@@ -312,6 +327,8 @@ int msg_encode_event_results(struct buf *out, const struct msg_header *h,
 			     const struct msg_event_results *m);
 int msg_encode_bundle(struct buf *out, const struct msg_header *h, const struct msg_bundle *m);
 int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struct msg_sub_open *m);
+int msg_encode_sub_replay(struct buf *out, const struct msg_header *h,
+			  const struct msg_sub_replay *m);
 int msg_encode_query_events(struct buf *out, const struct msg_header *h,
 			    const struct msg_query_events *m);
 int msg_encode_query_done(struct buf *out, const struct msg_header *h,
@@ -352,6 +369,7 @@ int msg_decode_event_result(const void *body, size_t len, struct msg_event_resul
 int msg_decode_event_results(const void *body, size_t len, struct msg_event_results *m);
 int msg_decode_bundle(const void *body, size_t len, struct msg_bundle *m);
 int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m);
+int msg_decode_sub_replay(const void *body, size_t len, struct msg_sub_replay *m);
 int msg_decode_query_events(const void *body, size_t len, struct msg_query_events *m);
 int msg_decode_query_done(const void *body, size_t len, struct msg_query_done *m);
 int msg_decode_query_last(const void *body, size_t len, struct msg_query_last *m);
@@ -369,6 +387,7 @@ int msg_decode_count_result(const void *body, size_t len, struct msg_count_resul
 /* Release what a successful decode owns.  NULL-safe and idempotent. */
 void msg_event_store_release(struct msg_event_store *m);
 void msg_sub_open_release(struct msg_sub_open *m);
+void msg_sub_replay_release(struct msg_sub_replay *m);
 void msg_query_events_release(struct msg_query_events *m);
 void msg_query_last_release(struct msg_query_last *m);
 void msg_event_results_release(struct msg_event_results *m);

@@ -63,14 +63,18 @@ static void answer_event_results(struct relayd *r, const void *body, size_t len)
 }
 
 /* The subscription a query reply is for, if it is still waiting for one. */
-static struct sub *answer_querying_sub(struct relayd *r, uint64_t conn_id, uint32_t serial,
-				       struct conn **c)
+/* The subscription a QUERY_* reply is for: one waiting for its history (or
+ * resume), or a live one the reply sends lost deliveries again (*replay,
+ * replay.h); NULL (counted stale) if neither. */
+static struct sub *answer_reply_sub(struct relayd *r, uint32_t request_id, uint64_t conn_id,
+				    uint32_t serial, struct conn **c, bool *replay)
 {
 	struct sub *s;
 
 	*c = conn_find(r->conns, conn_id);
 	s = *c ? conn_sub_find_serial(*c, serial) : NULL;
-	if (!s || s->state == SUB_LIVE) {
+	*replay = replay_is_id(request_id);
+	if (!s || (s->state == SUB_LIVE) != *replay) {
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return NULL;
 	}
@@ -96,15 +100,17 @@ static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s
 	}
 }
 
-static void answer_query_events(struct relayd *r, const void *body, size_t len)
+static void answer_query_events(struct relayd *r, const struct msg_header *h, const void *body,
+				size_t len)
 {
 	struct msg_query_events m;
 	struct conn *c;
 	struct sub *s;
+	bool replay;
 
 	if (msg_decode_query_events(body, len, &m))
 		return;
-	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
+	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
 	if (s)
 		answer_stored_events(r, c, s, &m);
 	msg_query_events_release(&m);
@@ -131,35 +137,52 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 
 /* The last chunk and the EOSE in one message: the same as QUERY_EVENTS then
  * QUERY_DONE (EOSE). */
-static void answer_query_last(struct relayd *r, const void *body, size_t len)
+static void answer_query_last(struct relayd *r, const struct msg_header *h, const void *body,
+			      size_t len)
 {
 	struct msg_query_last m;
 	struct conn *c;
 	struct sub *s;
+	bool replay;
 
 	if (msg_decode_query_last(body, len, &m))
 		return;
-	s = answer_querying_sub(r, m.events.conn_id, m.events.sub_serial, &c);
+	if (replay_is_id(h->request_id))
+		replay_answered(r);
+	s = answer_reply_sub(r, h->request_id, m.events.conn_id, m.events.sub_serial, &c, &replay);
 	if (s) {
 		answer_stored_events(r, c, s, &m.events);
-		answer_go_live(r, c, s, m.max_seq);
+		if (!replay)
+			answer_go_live(r, c, s, m.max_seq);
 	}
 	msg_query_last_release(&m);
 }
 
-static void answer_query_done(struct relayd *r, const void *body, size_t len)
+static void answer_query_done(struct relayd *r, const struct msg_header *h, const void *body,
+			      size_t len)
 {
 	struct msg_query_done m;
 	struct conn *c;
 	struct sub *s;
 	size_t n;
 	char *frame, why[256];
+	bool replay;
 
 	if (msg_decode_query_done(body, len, &m))
 		return;
-	s = answer_querying_sub(r, m.conn_id, m.sub_serial, &c);
+	if (replay_is_id(h->request_id))
+		replay_answered(r);
+	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
 	if (!s)
 		return;
+	if (replay) {
+		/* A replay that failed leaves the subscription live: its loss
+		 * stays as counted, and nothing the client asked for is closed. */
+		if (m.status != MSG_QUERY_EOSE)
+			log_debug("a replay of lost deliveries failed: %.*s", (int)m.message.len,
+				  m.message.ptr);
+		return;
+	}
 	if (m.status == MSG_QUERY_EOSE) {
 		answer_go_live(r, c, s, m.max_seq);
 		return;
@@ -228,9 +251,9 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	switch (h.type) {
 	case MSG_EVENT_RESULT: answer_event_result(r, &h, body, len); break;
 	case MSG_EVENT_RESULTS: answer_event_results(r, body, len); break;
-	case MSG_QUERY_EVENTS: answer_query_events(r, body, len); break;
-	case MSG_QUERY_DONE: answer_query_done(r, body, len); break;
-	case MSG_QUERY_LAST: answer_query_last(r, body, len); break;
+	case MSG_QUERY_EVENTS: answer_query_events(r, &h, body, len); break;
+	case MSG_QUERY_DONE: answer_query_done(r, &h, body, len); break;
+	case MSG_QUERY_LAST: answer_query_last(r, &h, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
 	case MSG_COUNT_RESULT: answer_count_result(r, body, len); break;
 	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;
@@ -287,7 +310,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	struct msg_deliver m;
 	struct msg_header h;
 	struct shared *body;
-	uint64_t lost;
+	uint64_t lost, prev_commit_seq = r->last_commit_seq;
 
 	if (msg_decode_header(data, len, &h))
 		return;
@@ -316,5 +339,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	for (uint32_t i = 0; body && i < m.ntargets; i++)
 		answer_deliver_one(r, &m.targets[i], body);
 	shared_unref(body);
+	/* After this one: the range replayed ends before its commit. */
+	replay_note(r, lost, m.commit_seq, prev_commit_seq);
 	msg_deliver_release(&m);
 }

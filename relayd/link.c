@@ -23,7 +23,8 @@ uint32_t link_request_id(struct relayd *r)
 	uint32_t id;
 
 	do
-		id = (uint32_t)atomic_fetch_add(&r->next_request_id, 1) & 0x7fffffffu;
+		/* Bit 30 is left to replays (replay.h), bit 31 to nng. */
+		id = (uint32_t)atomic_fetch_add(&r->next_request_id, 1) & 0x3fffffffu;
 	while (id == 0);
 	return id;
 }

@@ -31,7 +31,7 @@ void link_watch(struct relayd *r, int64_t now_ms);
 /* Closes the sockets, joins the receive threads and removes the reply
  * socket's file. */
 void link_close(struct relayd *r);
-/* A fresh request id (31 bits, never 0). */
+/* A fresh request id (30 bits, never 0; replay.h sets bit 30 on its own). */
 uint32_t link_request_id(struct relayd *r);
 /*
  * Sends one encoded request (header included) with request_id.  Never

@@ -28,6 +28,7 @@
 #include "../common/heaptrim.h"
 #include "../common/histo.h"
 #include "gapcount.h"
+#include "replay.h"
 #include "policy.h"
 
 struct mailbox;
@@ -94,6 +95,7 @@ struct relayd {
 	atomic_bool link_up;        /* a pipe to stored exists */
 	atomic_bool link_ready;     /* and this link's HELLO has been sent */
 	struct gapcount delivered;  /* service thread: DELIVER numbers, for lost ones */
+	struct replay replay;       /* service thread: asking again for what was lost */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
 	struct heaptrim heaptrim;   /* service thread: freed heap back to the system */

@@ -214,6 +214,7 @@ static void mail_link_up(struct relayd *r)
 		fatalx("cannot accept connections");
 	notify_send("READY=1\nSTATUS=serving");
 	service_hello(r);
+	replay_reset(r);
 	conn_foreach(r->conns, service_restore_conn, r);
 }
 

@@ -120,6 +120,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "ephemeral_delivered", atomic_load(&st->ephemeral_delivered));
 	admin__add_u64(o, "queries", atomic_load(&st->queries));
 	admin__add_u64(o, "deliveries", atomic_load(&st->deliveries));
+	admin__add_u64(o, "deliver_replays", atomic_load(&st->replays));
 	admin__add_u64(o, "commits", atomic_load(&st->commits));
 	admin__add_u64(o, "bad_requests", atomic_load(&st->rpc_bad));
 	admin__add_u64(o, "replies_dropped", atomic_load(&st->replies_dropped));

@@ -90,6 +90,9 @@ static void metrics_stored(struct metrics *m)
 		     (double)atomic_load(&st->queries));
 	metrics_line(b, "relay_deliveries_total", "counter", "DELIVER messages published.", -1,
 		     (double)atomic_load(&st->deliveries));
+	metrics_line(b, "relay_deliver_replays_total", "counter",
+		     "Subscriptions sent again the stored events their worker lost.", -1,
+		     (double)atomic_load(&st->replays));
 	metrics_line(b, "relay_commits_total", "counter", "Write transactions committed.", -1,
 		     (double)atomic_load(&st->commits));
 	metrics_line(b, "relay_replies_dropped_total", "counter",

@@ -257,6 +257,42 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	msg_count_release(&m);
 }
 
+/* Straight to a query thread: the subscription stays registered as it is,
+ * and the events asked for were delivered live before, so they are
+ * committed (the query thread waits until a read sees them). */
+static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const void *body,
+			   size_t len)
+{
+	struct msg_sub_replay m;
+	struct query_job *job;
+
+	if (msg_decode_sub_replay(body, len, &m) || m.before - 1 > (uint64_t)INT64_MAX) {
+		msg_sub_replay_release(&m);
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job) {
+		msg_sub_replay_release(&m);
+		return;
+	}
+	job->to = *to;
+	job->conn_id = m.conn_id;
+	job->sub_serial = m.sub_serial;
+	job->resume = true; /* no limit but the relay's */
+	job->min_seq = (int64_t)m.after;
+	job->max_seq = (int64_t)(m.before - 1);
+	job->filters = m.filters;
+	job->nfilters = m.nfilters;
+	m.filters = NULL;
+	m.nfilters = 0;
+	if (queue_push(s->query_q, job)) {
+		log_warnx("query queue full: a replay of lost deliveries was dropped");
+		query_job_free(job);
+	}
+	atomic_fetch_add(&s->stats.replays, 1);
+}
+
 static void rpc_manage(struct stored *s, const struct rpc_return *to, const void *body, size_t len)
 {
 	struct msg_manage m;
@@ -280,6 +316,7 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_WORKER_STATS] = rpc_worker_stats,
 	[MSG_COUNT] = rpc_count,
 	[MSG_MANAGE] = rpc_manage,
+	[MSG_SUB_REPLAY] = rpc_sub_replay,
 };
 
 /* Handles one request (header included) that arrived on pipe. */

@@ -51,6 +51,7 @@ struct stored_stats {
 	atomic_uint_fast64_t ephemeral_delivered;
 	atomic_uint_fast64_t queries;
 	atomic_uint_fast64_t deliveries;      /* DELIVER messages published */
+	atomic_uint_fast64_t replays;         /* SUB_REPLAY requests taken */
 	atomic_uint_fast64_t commits;
 	atomic_uint_fast64_t subscriptions;   /* mirrored from the index by bcast */
 	atomic_uint_fast64_t workers;         /* workers with a live pipe */

@@ -230,6 +230,18 @@ static const struct msg_sub_open sub_open_bare = {
 	.filters = NULL,
 };
 
+static const struct msg_sub_replay sub_replay_sample = {
+	.conn_id = 0x1112131415161718ULL,
+	.sub_serial = 9,
+	.after = 41,
+	.before = 0x0102030405060708ULL,
+	.nfilters = 3,
+	.filters = sample_filters,
+};
+static const struct msg_sub_replay sub_replay_bare = {
+	.conn_id = 1, .sub_serial = 0, .after = 0, .before = 2, .nfilters = 0, .filters = NULL,
+};
+
 static struct msg_str query_jsons[] = { { "{}", 2 }, { "", 0 }, { "{\"a\":1}", 7 } };
 static const struct msg_query_events query_events_sample = {
 	.conn_id = 3, .sub_serial = 4, .count = 3, .events = query_jsons,
@@ -460,6 +472,31 @@ static int sub_open_decode(const uint8_t *body, size_t len, const void *want)
 	}
 	msg_sub_open_release(&m);
 	msg_sub_open_release(&m);
+	return 0;
+}
+
+static int sub_replay_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_sub_replay *w = want;
+	struct msg_sub_replay m;
+	int err = msg_decode_sub_replay(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.filters);
+		ck_assert_uint_eq(m.nfilters, 0);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		ck_assert_uint_eq(m.sub_serial, w->sub_serial);
+		ck_assert_uint_eq(m.after, w->after);
+		ck_assert_uint_eq(m.before, w->before);
+		ck_assert_uint_eq(m.nfilters, w->nfilters);
+		for (uint32_t i = 0; i < w->nfilters; i++)
+			assert_filter_eq(&m.filters[i], &w->filters[i]);
+	}
+	msg_sub_replay_release(&m);
+	msg_sub_replay_release(&m);
 	return 0;
 }
 
@@ -759,6 +796,11 @@ static int sub_open_encode(struct buf *out, const void *m)
 	return msg_encode_sub_open(out, &sample_header, m);
 }
 
+static int sub_replay_encode(struct buf *out, const void *m)
+{
+	return msg_encode_sub_replay(out, &sample_header, m);
+}
+
 static int query_events_encode(struct buf *out, const void *m)
 {
 	return msg_encode_query_events(out, &sample_header, m);
@@ -831,6 +873,9 @@ static const struct msg_case cases[] = {
 	{ "bundle bare", MSG_BUNDLE, bundle_encode, bundle_decode, &bundle_bare },
 	{ "sub_open", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_sample },
 	{ "sub_open bare", MSG_SUB_OPEN, sub_open_encode, sub_open_decode, &sub_open_bare },
+	{ "sub_replay", MSG_SUB_REPLAY, sub_replay_encode, sub_replay_decode, &sub_replay_sample },
+	{ "sub_replay bare", MSG_SUB_REPLAY, sub_replay_encode, sub_replay_decode,
+	  &sub_replay_bare },
 	{ "query_events", MSG_QUERY_EVENTS, query_events_encode, query_events_decode,
 	  &query_events_sample },
 	{ "query_events bare", MSG_QUERY_EVENTS, query_events_encode, query_events_decode,
@@ -1295,6 +1340,35 @@ START_TEST(test_sub_open_fields)
 }
 END_TEST
 
+/* A replay asks for the commits strictly between after and before. */
+START_TEST(test_sub_replay_range)
+{
+	static const struct {
+		uint64_t after, before;
+		int err;
+	} rows[] = {
+		{ 0, 2, 0 },
+		{ 5, 7, 0 },
+		{ 5, 6, ERR_INVAL },
+		{ 5, 5, ERR_INVAL },
+		{ 7, 5, ERR_INVAL },
+		{ UINT64_MAX - 1, UINT64_MAX, ERR_INVAL },
+		{ UINT64_MAX, 0, ERR_INVAL },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct msg_sub_replay m = { .conn_id = 1, .sub_serial = 2, .after = rows[i].after,
+					    .before = rows[i].before };
+		struct buf b = BUF_INIT;
+
+		ck_assert_int_eq(msg_encode_sub_replay(&b, &sample_header, &m), 0);
+		ck_assert_int_eq(sub_replay_decode((const uint8_t *)b.data + MSG_HEADER_LEN,
+						   b.len - MSG_HEADER_LEN, NULL), rows[i].err);
+		buf_free(&b);
+	}
+}
+END_TEST
+
 START_TEST(test_sub_close_sub_id_bounds)
 {
 	char id65[MSG_SUB_ID_MAX + 1];
@@ -1726,6 +1800,7 @@ static Suite *msg_suite(void)
 	tcase_add_loop_test(raw, test_raw_filter, 0, NRAW_FILTERS);
 	tcase_add_test(raw, test_huge_search_length);
 	tcase_add_test(raw, test_sub_open_fields);
+	tcase_add_test(raw, test_sub_replay_range);
 	tcase_add_test(raw, test_sub_close_sub_id_bounds);
 	tcase_add_test(raw, test_sub_open_huge_nfilters);
 	tcase_add_test(raw, test_event_store_fields);

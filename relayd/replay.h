@@ -1,0 +1,50 @@
+/*
+ * replay.h - sending subscribers again the stored events their worker lost.
+ *
+ * When deliveries from stored are lost (relayd/gapcount.h), the stored
+ * events among them are still in the database, and deliveries come in
+ * commit order: every one lost between the last delivered commit (after)
+ * and the next one received (before) has a commit seq strictly between the
+ * two.  So each live subscription asks stored for the events matching it
+ * in that range (SUB_REPLAY) and gets exactly what it missed, once.
+ * Ephemeral events lost stay lost (they are only counted).  If the delivery
+ * that shows the loss is ephemeral, the range ends at the next stored one.
+ * Subscriptions still waiting for their history are not replayed to.
+ *
+ * A worker that keeps losing deliveries is overloaded, and a replay costs a
+ * query per live subscription: a round that would leave more than
+ * REPLAY_MAX_OUTSTANDING replays unanswered is not sent (its loss stays
+ * counted, and logged).  Replays have request ids with REPLAY_ID_BIT set, so
+ * their answers are told from a history's.  Service thread only.
+ */
+#ifndef RELAYD_REPLAY_H
+#define RELAYD_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define REPLAY_ID_BIT 0x40000000u
+#define REPLAY_MAX_OUTSTANDING 20000
+
+struct relayd;
+
+struct replay {
+	bool pending;         /* a loss waits for the next stored delivery */
+	uint64_t after;       /* the last commit delivered before that loss */
+	uint32_t outstanding; /* replays sent and not yet answered */
+	uint64_t rounds, skipped;
+};
+
+/* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
+ * its commit seq (0: ephemeral), and the newest commit delivered before it. */
+void replay_note(struct relayd *r, uint64_t lost, uint64_t commit_seq, uint64_t prev_commit_seq);
+
+/* True for the request id of a replay (and of stored's answers to one). */
+bool replay_is_id(uint32_t request_id);
+/* A replay was answered to the end (QUERY_LAST or QUERY_DONE). */
+void replay_answered(struct relayd *r);
+/* The link to stored came up again: what was sent before is not answered,
+ * and restoring the subscriptions asks for what they missed. */
+void replay_reset(struct relayd *r);
+
+#endif
