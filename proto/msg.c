@@ -534,6 +534,14 @@ static void put_filter(struct msg_writer *w, const struct filter *f)
 		put_str(w, f->search, strlen(f->search));
 }
 
+/* A count, then the filters: what get_filters() reads. */
+static void put_filters(struct msg_writer *w, uint32_t n, const struct filter *filters)
+{
+	put_u32(w, n);
+	for (uint32_t i = 0; i < n; i++)
+		put_filter(w, &filters[i]);
+}
+
 /* Reads a list's presence flag and count; an absent list must be empty. */
 static uint32_t get_list_count(struct wire_reader *r, bool *has, size_t item_size)
 {
@@ -673,9 +681,7 @@ int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struc
 	put_view(&w, &m->sub_id);
 	put_u8(&w, m->flags);
 	put_u64(&w, m->resume_after);
-	put_u32(&w, m->nfilters);
-	for (uint32_t i = 0; i < m->nfilters; i++)
-		put_filter(&w, &m->filters[i]);
+	put_filters(&w, m->nfilters, m->filters);
 	return writer_end(&w);
 }
 
@@ -732,9 +738,7 @@ int msg_encode_sub_replay(struct buf *out, const struct msg_header *h,
 	put_u32(&w, m->sub_serial);
 	put_u64(&w, m->after);
 	put_u64(&w, m->before);
-	put_u32(&w, m->nfilters);
-	for (uint32_t i = 0; i < m->nfilters; i++)
-		put_filter(&w, &m->filters[i]);
+	put_filters(&w, m->nfilters, m->filters);
 	return writer_end(&w);
 }
 
@@ -1050,9 +1054,7 @@ int msg_encode_count(struct buf *out, const struct msg_header *h, const struct m
 	writer_begin(&w, out, h, MSG_COUNT);
 	put_u64(&w, m->conn_id);
 	put_view(&w, &m->sub_id);
-	put_u32(&w, m->nfilters);
-	for (uint32_t i = 0; i < m->nfilters; i++)
-		put_filter(&w, &m->filters[i]);
+	put_filters(&w, m->nfilters, m->filters);
 	return writer_end(&w);
 }
 

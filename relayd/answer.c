@@ -62,7 +62,6 @@ static void answer_event_results(struct relayd *r, const void *body, size_t len)
 	msg_event_results_release(&m);
 }
 
-/* The subscription a query reply is for, if it is still waiting for one. */
 /* The subscription a QUERY_* reply is for: one waiting for its history (or
  * resume), or a live one the reply sends lost deliveries again (*replay,
  * replay.h); NULL (counted stale) if neither. */

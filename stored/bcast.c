@@ -11,6 +11,7 @@
 #include "../proto/msg.h"
 #include "jobs.h"
 #include "queue.h"
+#include "reply.h"
 #include "stored.h"
 #include "subidx.h"
 
@@ -201,7 +202,10 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 	if (q && q->filters)
 		bcast_replay_unsynced(b, q);
 	if (q && (!q->filters || queue_push(b->s->query_q, q))) {
-		log_warnx("query queue full: a REQ gets no history");
+		/* Its client must not wait for an EOSE that never comes. */
+		log_warnx("query queue full: a REQ is refused");
+		reply_query_closed(b->s, &q->to, q->conn_id, q->sub_serial, q->max_seq,
+				   "error: the relay is overloaded, retry");
 		query_job_free(q);
 	}
 	bcast_sync_counts(b);

@@ -74,6 +74,7 @@ struct query_job {
 	int64_t min_seq;
 	int64_t max_seq;
 	bool resume;
+	bool replay;            /* SUB_REPLAY: every match in (min_seq, max_seq] */
 	bool count;             /* NIP-45: answer COUNT_RESULT for sub_id */
 	char sub_id[SUBIDX_SUB_ID_MAX + 1];
 	uint32_t sub_id_len;

@@ -25,6 +25,9 @@
 /* Statements kept per query thread: the filter shapes clients repeat (by
  * number of values, fields and tag letters) fit many times over. */
 #define QUERY_STMTS_KEPT 64
+/* The most events a replay of lost deliveries sends one subscription (the
+ * newest of them, like any history). */
+#define QUERY_REPLAY_MAX 100000
 
 struct query_worker {
 	struct stored *s;
@@ -112,6 +115,12 @@ static uint32_t query_limit(const struct stored *s, const struct query_job *job,
 {
 	uint32_t max = s->cfg.max_limit;
 
+	/* A replay sends again what a worker lost: all of it, however many
+	 * (a range holds at most one event per commit seq), up to a bound. */
+	if (job->replay)
+		return job->max_seq - job->min_seq < QUERY_REPLAY_MAX
+			       ? (uint32_t)(job->max_seq - job->min_seq)
+			       : QUERY_REPLAY_MAX;
 	if (job->resume)
 		return max;
 	return f->has_limit && f->limit < max ? f->limit : max;
@@ -149,14 +158,8 @@ static const char query_too_long[] =
  * succeeded ends with QUERY_LAST (query_send_chunk). */
 static void query_fail(struct query_worker *q, const struct query_job *job)
 {
-	const char *why = q->timed_out ? query_too_long : "error: the query failed";
-	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, job->to.worker, job->to.request_id };
-	struct msg_query_done d = { job->conn_id, job->sub_serial, MSG_QUERY_CLOSED,
-				    (uint64_t)job->max_seq, { why, (uint32_t)strlen(why) } };
-
-	buf_reset(&q->out);
-	if (msg_encode_query_done(&q->out, &h, &d) == 0)
-		reply_send(q->s, &job->to, q->out.data, q->out.len);
+	reply_query_closed(q->s, &job->to, job->conn_id, job->sub_serial, job->max_seq,
+			   q->timed_out ? query_too_long : "error: the query failed");
 }
 
 static int query_prepare_seen(struct query_worker *q, const struct query_job *job)

@@ -3,7 +3,9 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
+#include <string.h>
 
+#include "../common/buf.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -139,4 +141,19 @@ void reply_close_all(struct stored *s)
 			nng_close(s->replies[w].sock);
 		s->replies[w].open = false;
 	}
+}
+
+int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+		       uint32_t serial, int64_t max_seq, const char *why)
+{
+	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, to->worker, to->request_id };
+	struct msg_query_done d = { conn_id, serial, MSG_QUERY_CLOSED, (uint64_t)max_seq,
+				    { why, (uint32_t)strlen(why) } };
+	struct buf out = BUF_INIT;
+	int rc = msg_encode_query_done(&out, &h, &d);
+
+	if (rc == 0)
+		rc = reply_send(s, to, out.data, out.len);
+	buf_free(&out);
+	return rc;
 }

@@ -39,6 +39,12 @@ int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id);
  */
 int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
 
+/* Ends a history, resume or replay for subscription serial of conn_id
+ * with QUERY_DONE refused: its client gets CLOSED with why (a replay's
+ * worker only stops waiting).  Returns as reply_send(). */
+int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+		       uint32_t serial, int64_t max_seq, const char *why);
+
 /* Closes every channel (stored's shutdown). */
 void reply_close_all(struct stored *s);
 

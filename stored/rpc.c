@@ -279,7 +279,7 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 	job->to = *to;
 	job->conn_id = m.conn_id;
 	job->sub_serial = m.sub_serial;
-	job->resume = true; /* no limit but the relay's */
+	job->replay = true;
 	job->min_seq = (int64_t)m.after;
 	job->max_seq = (int64_t)(m.before - 1);
 	job->filters = m.filters;
@@ -288,6 +288,8 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 	m.nfilters = 0;
 	if (queue_push(s->query_q, job)) {
 		log_warnx("query queue full: a replay of lost deliveries was dropped");
+		reply_query_closed(s, to, job->conn_id, job->sub_serial, job->max_seq,
+				   "error: the relay is overloaded");
 		query_job_free(job);
 	}
 	atomic_fetch_add(&s->stats.replays, 1);
