@@ -133,7 +133,7 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 	int rc;
 
 	struct query_scope scope = { job->min_seq, job->max_seq, (int64_t)time(NULL), limit,
-				     q->s->cfg.search != 0 };
+				     q->s->cfg.search != 0, job->replay };
 
 	if (limit == 0 || filter_is_empty(f) || job->max_seq <= job->min_seq)
 		return 0;
@@ -213,7 +213,8 @@ static bool query_count_hll(struct query_worker *q, const struct query_job *job,
 static void query_count(struct query_worker *q, const struct query_job *job)
 {
 	const char *why = "error: the count failed";
-	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0 };
+	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0,
+				     false };
 	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, job->to.worker, job->to.request_id };
 	struct msg_count_result r = { .conn_id = job->conn_id,
 				      .sub_id = { job->sub_id, job->sub_id_len } };

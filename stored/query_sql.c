@@ -224,9 +224,12 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 
 	sb_search_expression(sb, f);
 	searching = sb->fts.len > 0;
-	if (shape == SHAPE_ROWS && !searching)
+	if (shape == SHAPE_ROWS && !searching && !scope->by_seq_range)
 		drive_tag = sb_drive_tag(f);
-	if (drive_tag >= 0) {
+	if (shape == SHAPE_ROWS && !searching && scope->by_seq_range) {
+		/* NOT INDEXED still lets SQLite read a seq (rowid) range. */
+		sb_text(sb, "SELECT seq, json FROM events NOT INDEXED");
+	} else if (drive_tag >= 0) {
 		/* An event may carry the tag twice (or two of its values):
 		 * DISTINCT keeps it one row, so the limit counts events. */
 		sb_text(sb, "SELECT DISTINCT events.seq, events.json FROM tags"
@@ -326,7 +329,7 @@ int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct q
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out)
 {
-	struct query_scope scope = { 0, max_seq, (int64_t)time(NULL), limit, true };
+	struct query_scope scope = { 0, max_seq, (int64_t)time(NULL), limit, true, false };
 
 	return query_sql_prepare_scoped(db, f, &scope, out);
 }

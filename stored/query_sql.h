@@ -34,6 +34,10 @@ struct query_scope {
 			    out (NIP-40), whatever is still on disk */
 	uint32_t limit;
 	bool search;     /* the full-text index exists (NIP-50 enabled) */
+	bool by_seq_range; /* read the (min_seq, max_seq] rows by seq, not through
+			      the filter's index: for a narrow range (a replay
+			      of lost deliveries), where an index on kind or
+			      author would walk all of that kind's history */
 };
 
 /*

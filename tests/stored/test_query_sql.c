@@ -293,12 +293,15 @@ static size_t ref_query(const struct filter *f, int64_t min_seq, int64_t max_seq
  * query threads do), so kept statements run again with other values. */
 static struct stmt_cache *cached;
 
+/* Set: check_range reads the range by seq, as a replay does. */
+static bool by_seq_range;
+
 /* The statement check_range runs: see above. */
 static int check_statement(const struct filter *f, int64_t min_seq, int64_t max_seq,
 			   uint32_t limit, sqlite3_stmt **st)
 {
 	struct query_scope scope = { min_seq == NO_MIN ? 0 : min_seq, max_seq, (int64_t)time(NULL),
-				     limit, true };
+				     limit, true, by_seq_range };
 
 	if (cached)
 		return query_sql_take_scoped(db, cached, f, &scope, st);
@@ -469,6 +472,17 @@ static size_t run_random_filters(size_t *empty_filters)
 				 (long long)min_seq, (long long)max_seq);
 			check_range(&f, min_seq, max_seq, limit, what);
 		}
+		/* The same range read by seq, as a replay of lost deliveries. */
+		{
+			int64_t max_seq = max_seqs[rng_below(NMAX_SEQS)];
+			int64_t min_seq = max_seqs[rng_below(NMAX_SEQS)] - 1;
+
+			snprintf(what, sizeof(what), "filter %d by seq in (%lld, %lld]", i,
+				 (long long)min_seq, (long long)max_seq);
+			by_seq_range = true;
+			check_range(&f, min_seq < 0 ? 0 : min_seq, max_seq, limit, what);
+			by_seq_range = false;
+		}
 		filter_free(&f);
 	}
 	return nonempty;
@@ -558,7 +572,7 @@ static void check_count_and_pubkeys(const struct filter *fs, uint32_t n,
 START_TEST(test_count_and_pubkeys_differential)
 {
 	const int64_t cuts[] = { 0, last_seq / 2, last_seq - 5, last_seq };
-	struct query_scope scope = { 0, 0, (int64_t)time(NULL), 0, true };
+	struct query_scope scope = { 0, 0, (int64_t)time(NULL), 0, true, false };
 	struct filter fs[3];
 	sqlite3_stmt *st = NULL;
 	char what[64];
@@ -598,7 +612,7 @@ static bool ref_matches_any(size_t i, const struct filter *fs, uint32_t n,
  * in seq order, with its json.  Returns the number of rows. */
 static size_t check_export(const struct filter *fs, uint32_t n, uint32_t page, const char *what)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), page, true };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), page, true, false };
 	size_t want = 0, rows = 0, matches = 0;
 	sqlite3_stmt *st;
 	uint32_t got;
@@ -661,7 +675,7 @@ END_TEST
  * (checked inside a transaction that is rolled back), tags included. */
 START_TEST(test_delete_matches_count)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false };
 	struct filter fs[3];
 	sqlite3_stmt *st;
 	int64_t counted, after, tags_left;
