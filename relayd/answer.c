@@ -119,6 +119,9 @@ static void answer_query_events(struct relayd *r, const struct msg_header *h, co
  * one, then whatever arrived live meanwhile, then live delivery. */
 static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t max_seq)
 {
+	/* A history brings every commit up to max_seq, a resume those after
+	 * the point it resumed from. */
+	uint64_t covered_after = s->state == SUB_QUERYING ? 0 : s->resume_after;
 	size_t n;
 	char *frame;
 
@@ -132,6 +135,7 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 	outq_splice(&c->out, &s->held);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
+	replay_went_live(r, c, s, covered_after, max_seq);
 }
 
 /* The last chunk and the EOSE in one message: the same as QUERY_EVENTS then
@@ -146,14 +150,13 @@ static void answer_query_last(struct relayd *r, const struct msg_header *h, cons
 
 	if (msg_decode_query_last(body, len, &m))
 		return;
-	if (replay_is_id(h->request_id))
-		replay_answered(r);
 	s = answer_reply_sub(r, h->request_id, m.events.conn_id, m.events.sub_serial, &c, &replay);
-	if (s) {
+	if (s)
 		answer_stored_events(r, c, s, &m.events);
-		if (!replay)
-			answer_go_live(r, c, s, m.max_seq);
-	}
+	if (replay)
+		replay_answered(r, s, h->request_id);
+	else if (s)
+		answer_go_live(r, c, s, m.max_seq);
 	msg_query_last_release(&m);
 }
 
@@ -169,9 +172,9 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 
 	if (msg_decode_query_done(body, len, &m))
 		return;
-	if (replay_is_id(h->request_id))
-		replay_answered(r);
 	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
+	if (replay)
+		replay_answered(r, s, h->request_id);
 	if (!s)
 		return;
 	if (replay) {

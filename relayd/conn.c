@@ -32,6 +32,7 @@ static void sub_free(struct sub *s)
 		filter_free(&s->filters[i]);
 	free(s->filters);
 	outq_clear(&s->held);
+	lost_ranges_free(&s->lost);
 	free(s);
 }
 

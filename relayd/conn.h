@@ -19,6 +19,7 @@
 
 #include "../common/buf.h"
 #include "../common/filter.h"
+#include "lostrange.h"
 #include "outq.h"
 
 enum sub_state {
@@ -34,9 +35,11 @@ struct sub {
 	uint32_t serial;      /* this worker's number for it; deliveries echo it */
 	enum sub_state state;
 	uint64_t floor_seq;   /* commit seq it was registered at (QUERY_DONE) */
+	uint64_t resume_after; /* SUB_RESUMING: its resume brings commits after this */
 	struct filter *filters; /* kept to re-register after stored restarts */
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
+	struct lost_ranges lost; /* lost deliveries not yet sent again (replay.h) */
 	bool restricted;      /* may reach private kinds: check each event */
 	uint32_t nviewers;    /* pubkeys that may read private kinds here */
 	uint8_t viewers[8][32];

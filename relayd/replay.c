@@ -6,47 +6,68 @@
 #include "../proto/msg.h"
 #include "conn.h"
 #include "link.h"
+#include "lostrange.h"
 #include "relayd.h"
 
 struct replay_round {
 	struct relayd *r;
 	uint64_t after, before;
-	uint32_t sent;
+	uint32_t sent, full;
 };
+
+/* Sends a SUB_REPLAY for each of s's unasked ranges while under the cap;
+ * what is not sent stays unasked for the next round.  Returns how many. */
+static uint32_t replay_ask(struct relayd *r, struct conn *c, struct sub *s)
+{
+	struct lost_range *lost;
+	uint32_t sent = 0;
+
+	while (r->replay.outstanding < REPLAY_MAX_OUTSTANDING &&
+	       (lost = lost_ranges_next_unasked(&s->lost))) {
+		uint32_t request_id = link_request_id(r) | REPLAY_ID_BIT;
+		struct msg_header h = { PROTO_VERSION, MSG_SUB_REPLAY, (uint16_t)r->instance,
+					request_id };
+		struct msg_sub_replay m = { c->id, s->serial, lost->after, lost->before,
+					    s->nfilters, s->filters };
+		struct buf out = BUF_INIT;
+		int err = msg_encode_sub_replay(&out, &h, &m);
+
+		if (!err)
+			err = link_send(r, request_id, out.data, out.len);
+		buf_free(&out);
+		if (err)
+			break; /* the link is down: asked again once it is back */
+		lost->request_id = request_id;
+		r->replay.outstanding++;
+		sent++;
+	}
+	return sent;
+}
 
 static void replay_conn(struct conn *c, void *arg)
 {
 	struct replay_round *round = arg;
-	struct relayd *r = round->r;
 
 	for (uint32_t i = 0; i < c->nsubs; i++) {
 		struct sub *s = c->subs[i];
-		/* Nothing past its floor reached it as history. */
-		uint64_t after = s->floor_seq > round->after ? s->floor_seq : round->after;
-		uint32_t request_id;
-		struct msg_header h;
-		struct msg_sub_replay m;
-		struct buf out = BUF_INIT;
 
-		if (s->state != SUB_LIVE || round->before <= after + 1)
+		if (!lost_ranges_add(&s->lost, round->after, round->before)) {
+			round->full++;
 			continue;
-		request_id = link_request_id(r) | REPLAY_ID_BIT;
-		h = (struct msg_header){ PROTO_VERSION, MSG_SUB_REPLAY, (uint16_t)r->instance,
-					 request_id };
-		m = (struct msg_sub_replay){ c->id, s->serial, after, round->before, s->nfilters,
-					     s->filters };
-		if (msg_encode_sub_replay(&out, &h, &m) == 0 &&
-		    link_send(r, request_id, out.data, out.len) == 0) {
-			r->replay.outstanding++;
-			round->sent++;
 		}
-		buf_free(&out);
+		/* One waiting for its history or resume asks once it has it
+		 * (replay_went_live): that may bring part of the range. */
+		if (s->state != SUB_LIVE)
+			continue;
+		/* Nothing up to its floor reached it live. */
+		lost_ranges_cover(&s->lost, 0, s->floor_seq);
+		round->sent += replay_ask(round->r, c, s);
 	}
 }
 
 static void replay_round(struct relayd *r, uint64_t after, uint64_t before)
 {
-	struct replay_round round = { r, after, before, 0 };
+	struct replay_round round = { r, after, before, 0, 0 };
 	uint32_t subs = conn_sub_total(r->conns);
 
 	if (r->replay.outstanding + subs > REPLAY_MAX_OUTSTANDING) {
@@ -58,12 +79,17 @@ static void replay_round(struct relayd *r, uint64_t after, uint64_t before)
 		return;
 	}
 	conn_foreach(r->conns, replay_conn, &round);
+	if (round.full && r->replay.full++ == 0)
+		log_warnx("a subscription already misses %d ranges of lost deliveries; commits"
+			  " %llu..%llu are not asked for again for it",
+			  LOST_RANGES_MAX, (unsigned long long)after + 1,
+			  (unsigned long long)before - 1);
 	if (round.sent && r->replay.rounds++ == 0)
 		log_info("live deliveries from stored were lost; asked again for the stored events"
-			 " among them (commits %llu..%llu, %u subscriptions; later rounds at debug)",
+			 " among them (commits %llu..%llu, %u replays; later rounds at debug)",
 			 (unsigned long long)after + 1, (unsigned long long)before - 1, round.sent);
 	else if (round.sent)
-		log_debug("replay round %llu: commits %llu..%llu, %u subscriptions",
+		log_debug("replay round %llu: commits %llu..%llu, %u replays",
 			  (unsigned long long)r->replay.rounds, (unsigned long long)after + 1,
 			  (unsigned long long)before - 1, round.sent);
 }
@@ -85,14 +111,31 @@ bool replay_is_id(uint32_t request_id)
 	return (request_id & REPLAY_ID_BIT) != 0;
 }
 
-void replay_answered(struct relayd *r)
+void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id)
 {
 	if (r->replay.outstanding)
 		r->replay.outstanding--;
+	if (s)
+		lost_ranges_answered(&s->lost, request_id);
+}
+
+void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,
+		      uint64_t covered_to)
+{
+	lost_ranges_cover(&s->lost, covered_after, covered_to);
+	replay_ask(r, c, s);
+}
+
+static void replay_unask_conn(struct conn *c, void *arg)
+{
+	(void)arg;
+	for (uint32_t i = 0; i < c->nsubs; i++)
+		lost_ranges_unask(&c->subs[i]->lost);
 }
 
 void replay_reset(struct relayd *r)
 {
 	r->replay.pending = false;
 	r->replay.outstanding = 0;
+	conn_foreach(r->conns, replay_unask_conn, NULL);
 }

@@ -9,7 +9,12 @@
  * in that range (SUB_REPLAY) and gets exactly what it missed, once.
  * Ephemeral events lost stay lost (they are only counted).  If the delivery
  * that shows the loss is ephemeral, the range ends at the next stored one.
- * Subscriptions still waiting for their history are not replayed to.
+ *
+ * Each subscription keeps its ranges until they are answered
+ * (relayd/lostrange.h).  One still waiting for its history or resume asks
+ * when it goes live, for what that did not bring; a replay cut off by a
+ * stored restart is asked again after the resume (in full: events it had
+ * already sent may come twice).
  *
  * A worker that keeps losing deliveries is overloaded, and a replay costs a
  * query per live subscription: a round that would leave more than
@@ -26,13 +31,16 @@
 #define REPLAY_ID_BIT 0x40000000u
 #define REPLAY_MAX_OUTSTANDING 20000
 
+struct conn;
 struct relayd;
+struct sub;
 
 struct replay {
 	bool pending;         /* a loss waits for the next stored delivery */
 	uint64_t after;       /* the last commit delivered before that loss */
 	uint32_t outstanding; /* replays sent and not yet answered */
-	uint64_t rounds, skipped;
+	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
+	uint64_t full;            /* rounds a subscription had no room for */
 };
 
 /* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
@@ -41,10 +49,16 @@ void replay_note(struct relayd *r, uint64_t lost, uint64_t commit_seq, uint64_t 
 
 /* True for the request id of a replay (and of stored's answers to one). */
 bool replay_is_id(uint32_t request_id);
-/* A replay was answered to the end (QUERY_LAST or QUERY_DONE). */
-void replay_answered(struct relayd *r);
-/* The link to stored came up again: what was sent before is not answered,
- * and restoring the subscriptions asks for what they missed. */
+/* A replay was answered to the end (QUERY_LAST or QUERY_DONE), for s if
+ * that subscription is still there (else NULL). */
+void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id);
+/* s has its history or resume, the commits (covered_after, covered_to], and
+ * is live: asks for the rest of what it lost meanwhile. */
+void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,
+		      uint64_t covered_to);
+/* The link to stored came up again: what was asked before will not be
+ * answered, so every range is unasked again (asked after the resume), and
+ * restoring the subscriptions asks for what they missed meanwhile. */
 void replay_reset(struct relayd *r);
 
 #endif

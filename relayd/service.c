@@ -72,6 +72,7 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 				  s->nfilters, s->filters };
 	struct buf out = BUF_INIT;
 
+	s->resume_after = m.resume_after;
 	if (msg_encode_sub_open(&out, &h, &m)) {
 		buf_free(&out);
 		return -1;

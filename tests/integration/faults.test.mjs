@@ -7,6 +7,8 @@
  *     pour in) loses live deliveries on the pub/sub link, and the gap is
  *     detected by sequence number and counted in /metrics, also when the
  *     deliveries lost are the first ones after it was stopped;
+ *     the stored events among the lost deliveries are sent again, each once,
+ *     also to a subscription that was still waiting for its history;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
  *     each worker's deliveries from 1 again after its HELLO.
  */
@@ -15,6 +17,27 @@ import assert from 'node:assert/strict';
 import { useRelay, until, sleep } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
+
+/* Waits until sub has every one of events under subid, then checks that
+ * none came twice and nothing else came. */
+async function assertEachOnce(sub, subid, events) {
+  const want = new Set(events.map((e) => e.id));
+  const seen = new Map();
+  const takeSome = () => {
+    for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === subid))
+      seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
+  };
+  await until(() => {
+    takeSome();
+    return [...want].every((id) => seen.has(id));
+  }, { timeout: 20000, interval: 200,
+    what: () => `all ${want.size} events at the subscriber (has ${seen.size})` });
+  await sleep(300); /* a duplicate would arrive by now */
+  takeSome();
+  const twice = [...seen].filter(([, n]) => n > 1).length;
+  assert.equal(twice, 0, `${twice} events delivered more than once`);
+  assert.equal(seen.size, want.size);
+}
 
 describe('a slow reader', () => {
   const relay = useRelay({ workers: 1, config: { max_outbound_bytes: 65536 } });
@@ -107,20 +130,7 @@ describe('a worker that falls behind stored', () => {
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
     assert.equal((await pub.publish(closing)).ok, true);
-    const want = new Set(events.map((e) => e.id));
-    const seen = new Map();
-    await until(() => {
-      for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === 'notes'))
-        seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
-      return [...want].every((id) => seen.has(id));
-    }, { timeout: 20000, interval: 200,
-      what: () => `all ${want.size} events at the subscriber (has ${seen.size})` });
-    await sleep(300); /* a duplicate would arrive by now */
-    for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === 'notes'))
-      seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
-    const twice = [...seen].filter(([, n]) => n > 1).length;
-    assert.equal(twice, 0, `${twice} events delivered more than once`);
-    assert.equal(seen.size, want.size);
+    await assertEachOnce(sub, 'notes', events);
     /* Whether any were lost depends on timing; if some were, stored was
      * asked for them (one replay per live subscription of worker 2). */
     let text = '';
@@ -132,6 +142,61 @@ describe('a worker that falls behind stored', () => {
     const replays = metricValue(text, 'relay_deliver_replays_total') - replaysBefore;
     console.log(`# falls behind: ${gaps} deliveries counted lost in all, ${replays} replays`);
     if (gaps > 0) assert.ok(replays > 0, 'deliveries were lost and none was asked for again');
+  });
+});
+
+describe('a subscription waiting for its history while its worker falls behind', () => {
+  /* One query thread, kept busy by COUNTs that each read the preloaded
+   * events 400 times over, holds the subscription's history back. */
+  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, query_threads: 1,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('gets the stored events lost meanwhile once it is live, each once', async () => {
+    const bulk = keypair();
+    const kp = keypair();
+    const pub = await relay.connectTo(1);
+    const busy = await relay.connectTo(1);
+    const preload = [];
+    for (let i = 0; i < 3000; i++)
+      preload.push(signed(bulk.sk, { kind: 1, content: `p${i}`, created_at: 1700000000 + i }));
+    for (const ev of preload) pub.send(['EVENT', ev]);
+    for (const ev of preload) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    const filters = [];
+    for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+    const counts = 15;
+    for (let i = 0; i < counts; i++) busy.send(['COUNT', `busy${i}`, ...filters]);
+
+    const sub = await relay.connectTo(2);
+    sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
+    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    await relay.kill(2, 'SIGSTOP');
+    const events = [];
+    try {
+      for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
+      for (const ev of events) pub.send(['EVENT', ev]);
+      for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    } finally {
+      await relay.kill(2, 'SIGCONT');
+    }
+    /* The query thread is still on the COUNTs, so the worker takes the
+     * burst's deliveries (and sees their loss) before the history ends. */
+    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+    assert.ok(answered < counts, `all ${counts} COUNTs were answered before the worker resumed`);
+    const closing = signed(kp.sk, { kind: 1, content: 'closing' });
+    events.push(closing);
+    assert.equal((await pub.publish(closing)).ok, true);
+    const history = await sub.collect('notes', { timeout: 20000 });
+    assert.equal(history.eose, true);
+    assert.equal(history.events.length, 0, 'the history predates the burst');
+    await assertEachOnce(sub, 'notes', events);
+    let text = '';
+    await until(async () => {
+      text = (await relay.httpGet('/metrics')).body;
+      return metricValue(text, 'relay_worker_messages_out_total{worker="2"}') >= 1302;
+    }, { timeout: 5000, interval: 200, what: 'worker 2 to report its frames' });
+    console.log(`# waiting for its history: ${metricValue(text,
+      'relay_worker_deliver_gaps_total{worker="2"}')} deliveries counted lost`);
   });
 });
 
