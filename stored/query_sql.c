@@ -346,6 +346,12 @@ int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct 
 	return rc;
 }
 
+/* SQLite refuses a compound SELECT of more than 500 terms (Debian builds it
+ * with SQLITE_MAX_COMPOUND_SELECT at its default), and max_filters goes up
+ * to 1000: past this many filters, each run of this many is a subquery of
+ * its own, and the UNION joins those. */
+#define UNION_TERMS_MAX 250
+
 /* head, the UNION of each filter's seqs (an event matching two filters
  * appears once), tail, then limit bound when limited; prepared. */
 static int sb_prepare_union(sqlite3 *db, const char *head, const struct filter *filters,
@@ -363,12 +369,16 @@ static int sb_prepare_union(sqlite3 *db, const char *head, const struct filter *
 		return ERR_NOMEM;
 	sb_text(&sb, head);
 	for (uint32_t i = 0; i < n; i++) {
-		if (i)
+		if (n > UNION_TERMS_MAX && i % UNION_TERMS_MAX == 0)
+			sb_text(&sb, i ? ") UNION SELECT seq FROM (" : "SELECT seq FROM (");
+		else if (i)
 			sb_text(&sb, " UNION ");
 		sb_filter(&sb, &filters[i], scope, SHAPE_SEQS);
 		fts[i] = sb.fts; /* each part's expression lives until it is bound */
 		memset(&sb.fts, 0, sizeof(sb.fts));
 	}
+	if (n > UNION_TERMS_MAX)
+		sb_text(&sb, ")");
 	sb_text(&sb, tail);
 	if (limited)
 		sb_bind(&sb, BIND_INT, scope->limit, NULL, 0);
