@@ -9,9 +9,15 @@ static bool range_empty(uint64_t after, uint64_t before)
 	return before <= after + 1;
 }
 
+/* The last range gone, the array goes too: most subscriptions never lose
+ * a delivery, and one that did should not keep paying for it. */
 static void remove_at(struct lost_ranges *l, uint32_t i)
 {
 	l->r[i] = l->r[--l->n];
+	if (l->n == 0) {
+		free(l->r);
+		*l = (struct lost_ranges){ 0 };
+	}
 }
 
 /* Room for one more range, growing the array up to LOST_RANGES_MAX. */
