@@ -271,3 +271,21 @@ describe('NIP-45 COUNT', () => {
 
   itStopsCleanly(relay);
 });
+
+describe('NIP-45 COUNT at the largest max_filters', () => {
+  const relay = useRelay({ workers: 1, config: { max_filters: 1000 } });
+
+  /* SQLite refuses one compound SELECT of more than 500 terms; a COUNT of
+   * 501 filters or more was answered "error: the count failed". */
+  it('counts with 1000 filters, each event once', async () => {
+    const { sk, pk } = keypair();
+    const c = await relay.connect();
+    const t = now();
+    for (let i = 0; i < 5; i++)
+      await c.mustPublish(signed(sk, { created_at: t - 100 + i, content: `m${i}` }));
+    const filters = [];
+    for (let i = 0; i < 1000; i++) filters.push({ authors: [pk], since: t - 100 + (i % 5) });
+    const r = await c.count('many', ...filters);
+    assert.deepEqual(r.frame, ['COUNT', 'many', { count: 5 }]);
+  });
+});
