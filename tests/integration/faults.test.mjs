@@ -18,6 +18,32 @@ import { useRelay, until, sleep } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
+/* Publishes 1,300 notes of kp from pub while worker n is stopped, and
+ * returns them once all are acknowledged and the worker runs again. */
+async function burstWhileStopped(relay, n, pub, kp) {
+  const events = [];
+  await relay.kill(n, 'SIGSTOP');
+  try {
+    for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
+    for (const ev of events) pub.send(['EVENT', ev]);
+    for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+  } finally {
+    await relay.kill(n, 'SIGCONT');
+  }
+  return events;
+}
+
+/* /metrics once worker n has reported at least frames frames sent: then
+ * stored also has the gaps it counted on the way to them. */
+async function metricsOnceReported(relay, n, frames) {
+  let text = '';
+  await until(async () => {
+    text = (await relay.httpGet('/metrics')).body;
+    return metricValue(text, `relay_worker_messages_out_total{worker="${n}"}`) >= frames;
+  }, { timeout: 5000, interval: 200, what: `worker ${n} to report its frames` });
+  return text;
+}
+
 /* Waits until sub has every one of events under subid, then checks that
  * none came twice and nothing else came. */
 async function assertEachOnce(sub, subid, events) {
@@ -117,15 +143,7 @@ describe('a worker that falls behind stored', () => {
     assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
     const replaysBefore = metricValue((await relay.httpGet('/metrics')).body,
       'relay_deliver_replays_total');
-    await relay.kill(2, 'SIGSTOP');
-    const events = [];
-    try {
-      for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
-      for (const ev of events) pub.send(['EVENT', ev]);
-      for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
-    } finally {
-      await relay.kill(2, 'SIGCONT');
-    }
+    const events = await burstWhileStopped(relay, 2, pub, kp);
     /* A loss at the end of the burst shows only with a later delivery. */
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
@@ -133,11 +151,7 @@ describe('a worker that falls behind stored', () => {
     await assertEachOnce(sub, 'notes', events);
     /* Whether any were lost depends on timing; if some were, stored was
      * asked for them (one replay per live subscription of worker 2). */
-    let text = '';
-    await until(async () => {
-      text = (await relay.httpGet('/metrics')).body;
-      return metricValue(text, 'relay_worker_messages_out_total{worker="2"}') >= 1302;
-    }, { timeout: 5000, interval: 200, what: 'worker 2 to report its frames' });
+    const text = await metricsOnceReported(relay, 2, 1302);
     const gaps = metricValue(text, 'relay_worker_deliver_gaps_total{worker="2"}');
     const replays = metricValue(text, 'relay_deliver_replays_total') - replaysBefore;
     console.log(`# falls behind: ${gaps} deliveries counted lost in all, ${replays} replays`);
@@ -170,15 +184,7 @@ describe('a subscription waiting for its history while its worker falls behind',
     sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
     await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
       .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
-    await relay.kill(2, 'SIGSTOP');
-    const events = [];
-    try {
-      for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
-      for (const ev of events) pub.send(['EVENT', ev]);
-      for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
-    } finally {
-      await relay.kill(2, 'SIGCONT');
-    }
+    const events = await burstWhileStopped(relay, 2, pub, kp);
     /* The query thread is still on the COUNTs, so the worker takes the
      * burst's deliveries (and sees their loss) before the history ends. */
     const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
@@ -190,11 +196,7 @@ describe('a subscription waiting for its history while its worker falls behind',
     assert.equal(history.eose, true);
     assert.equal(history.events.length, 0, 'the history predates the burst');
     await assertEachOnce(sub, 'notes', events);
-    let text = '';
-    await until(async () => {
-      text = (await relay.httpGet('/metrics')).body;
-      return metricValue(text, 'relay_worker_messages_out_total{worker="2"}') >= 1302;
-    }, { timeout: 5000, interval: 200, what: 'worker 2 to report its frames' });
+    const text = await metricsOnceReported(relay, 2, 1302);
     console.log(`# waiting for its history: ${metricValue(text,
       'relay_worker_deliver_gaps_total{worker="2"}')} deliveries counted lost`);
   });
@@ -224,11 +226,7 @@ describe('a restarted worker', () => {
     }
     /* Once stored has the report covering those frames (EOSE and five
      * EVENTs), it also has the gaps counted on the way to them. */
-    let text = '';
-    await until(async () => {
-      text = (await relay.httpGet('/metrics')).body;
-      return metricValue(text, 'relay_worker_messages_out_total{worker="2"}') >= 6;
-    }, { timeout: 5000, interval: 200, what: 'worker 2 to report its frames' });
+    const text = await metricsOnceReported(relay, 2, 6);
     assert.equal(metricValue(text, 'relay_worker_deliver_gaps_total{worker="2"}'), 0);
   });
 });
