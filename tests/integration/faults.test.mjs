@@ -8,7 +8,8 @@
  *     detected by sequence number and counted in /metrics, also when the
  *     deliveries lost are the first ones after it was stopped;
  *     the stored events among the lost deliveries are sent again, each once,
- *     also to a subscription that was still waiting for its history;
+ *     also to a subscription that was still waiting for its history, and
+ *     again after a stored restart cut the replays off;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
  *     each worker's deliveries from 1 again after its HELLO.
  */
@@ -42,6 +43,26 @@ async function metricsOnceReported(relay, n, frames) {
     return metricValue(text, `relay_worker_messages_out_total{worker="${n}"}`) >= frames;
   }, { timeout: 5000, interval: 200, what: `worker ${n} to report its frames` });
   return text;
+}
+
+/* 3,000 notes that holdQueryThread's COUNTs read over and over. */
+async function preloadForCounts(pub) {
+  const bulk = keypair();
+  const preload = [];
+  for (let i = 0; i < 3000; i++)
+    preload.push(signed(bulk.sk, { kind: 1, content: `p${i}`, created_at: 1700000000 + i }));
+  for (const ev of preload) pub.send(['EVENT', ev]);
+  for (const ev of preload) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+}
+
+/* Sends COUNTs that keep a relay with one query thread (max_filters 400)
+ * busy for a few seconds (about 0.25 s each here); returns how many. */
+function holdQueryThread(busy) {
+  const filters = [];
+  for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+  const counts = 15;
+  for (let i = 0; i < counts; i++) busy.send(['COUNT', `busy${i}`, ...filters]);
+  return counts;
 }
 
 /* Waits until sub has every one of events under subid, then checks that
@@ -166,19 +187,11 @@ describe('a subscription waiting for its history while its worker falls behind',
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the stored events lost meanwhile once it is live, each once', async () => {
-    const bulk = keypair();
     const kp = keypair();
     const pub = await relay.connectTo(1);
     const busy = await relay.connectTo(1);
-    const preload = [];
-    for (let i = 0; i < 3000; i++)
-      preload.push(signed(bulk.sk, { kind: 1, content: `p${i}`, created_at: 1700000000 + i }));
-    for (const ev of preload) pub.send(['EVENT', ev]);
-    for (const ev of preload) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
-    const filters = [];
-    for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
-    const counts = 15;
-    for (let i = 0; i < counts; i++) busy.send(['COUNT', `busy${i}`, ...filters]);
+    await preloadForCounts(pub);
+    const counts = holdQueryThread(busy);
 
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
@@ -199,6 +212,33 @@ describe('a subscription waiting for its history while its worker falls behind',
     const text = await metricsOnceReported(relay, 2, 1302);
     console.log(`# waiting for its history: ${metricValue(text,
       'relay_worker_deliver_gaps_total{worker="2"}')} deliveries counted lost`);
+  });
+});
+
+describe('replays that a stored restart cut off', () => {
+  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, query_threads: 1,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('are asked again after the resume, and every lost event arrives once', async () => {
+    const kp = keypair();
+    const pub = await relay.connectTo(1);
+    const busy = await relay.connectTo(1);
+    const sub = await relay.connectTo(2);
+    assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
+    await preloadForCounts(pub);
+    const counts = holdQueryThread(busy);
+    const events = await burstWhileStopped(relay, 2, pub, kp);
+    const closing = signed(kp.sk, { kind: 1, content: 'closing' });
+    events.push(closing);
+    assert.equal((await pub.publish(closing)).ok, true);
+    /* The worker saw the loss and asked; the replays wait behind the COUNTs. */
+    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+      .deliver_replays >= 1, { timeout: 5000, interval: 20, what: 'a replay at stored' });
+    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+    assert.ok(answered < counts, `all ${counts} COUNTs were answered before stored was killed`);
+    await relay.kill('stored', 'SIGKILL');
+    await relay.restartStored();
+    await assertEachOnce(sub, 'notes', events);
   });
 });
 
