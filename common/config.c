@@ -57,6 +57,9 @@ static const struct config_key config_keys[] = {
 	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
 	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
 	    "bytes queued to one slow client before it is dropped"),
+	U32(held_deliveries, "limits", "10000", 1, 1000000,
+	    "live events one subscription holds while its history is still coming; past it they"
+	    " are dropped and sent again from the database once the history is done"),
 	U32(max_queued_messages, "limits", "64", 2, 100000,
 	    "messages one connection may have waiting for its worker's threads; past it the"
 	    " worker stops reading from it until half are handled"),

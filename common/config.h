@@ -41,6 +41,7 @@ struct config {
 	uint32_t max_content_bytes;
 	uint32_t max_filter_values;
 	uint32_t max_outbound_bytes;
+	uint32_t held_deliveries;
 	uint32_t max_connections_per_ip;
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;

@@ -16,10 +16,6 @@
 #include "send.h"
 #include "service.h"
 
-/* Live events held for one subscription while its history is still coming;
- * past this the subscription is closed rather than buffering without end. */
-#define ANSWER_HELD_MAX 10000
-
 /* The OK for one pending EVENT of a connection. */
 static void answer_one_result(struct relayd *r, uint32_t request_id,
 			      const struct msg_event_result *m)
@@ -263,8 +259,11 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	}
 }
 
-/* Queues one delivery: straight out if live, held back until EOSE if not. */
-static void answer_deliver_one(struct relayd *r, const struct msg_target *t, struct shared *body)
+/* Queues one delivery: straight out if live, held back until EOSE if not.
+ * Past held_deliveries held, a stored event is dropped and sent again from
+ * the database once the subscription is live (replay.h). */
+static void answer_deliver_one(struct relayd *r, const struct msg_target *t, struct shared *body,
+			       uint64_t commit_seq)
 {
 	struct conn *c = conn_find(r->conns, t->conn_id);
 	struct sub *s = c ? conn_sub_find_serial(c, t->sub_serial) : NULL;
@@ -284,11 +283,12 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 	body->refs++;
 	if (s->state == SUB_LIVE) {
 		send_frame(r, c, head, n, body, ']');
-	} else if (s->held.count < ANSWER_HELD_MAX) {
+	} else if (s->held.count < relayd_cfg(r)->held_deliveries) {
 		outq_push(&s->held, head, n, body, ']');
 	} else {
 		free(head);
 		shared_unref(body);
+		replay_held_dropped(r, s, commit_seq);
 	}
 }
 
@@ -339,7 +339,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 		r->last_commit_seq = m.commit_seq;
 	body = shared_new(m.event_json.ptr, m.event_json.len);
 	for (uint32_t i = 0; body && i < m.ntargets; i++)
-		answer_deliver_one(r, &m.targets[i], body);
+		answer_deliver_one(r, &m.targets[i], body, m.commit_seq);
 	shared_unref(body);
 	/* After this one: the range replayed ends before its commit. */
 	replay_note(r, lost, m.commit_seq, prev_commit_seq);

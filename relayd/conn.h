@@ -40,6 +40,8 @@ struct sub {
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
 	struct lost_ranges lost; /* lost deliveries not yet sent again (replay.h) */
+	uint64_t held_dropped_first, held_dropped_last; /* stored events dropped with held
+							   full (0: none) */
 	bool restricted;      /* may reach private kinds: check each event */
 	uint32_t nviewers;    /* pubkeys that may read private kinds here */
 	uint8_t viewers[8][32];

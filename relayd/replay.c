@@ -119,9 +119,27 @@ void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id)
 		lost_ranges_answered(&s->lost, request_id);
 }
 
+void replay_held_dropped(struct relayd *r, struct sub *s, uint64_t commit_seq)
+{
+	if (!commit_seq)
+		return;
+	if (!s->held_dropped_first) {
+		s->held_dropped_first = commit_seq;
+		if (r->replay.held_full++ == 0)
+			log_info("a subscription waiting for its history holds held_deliveries live"
+				 " events; later ones are sent from the database once it is live"
+				 " (logged once)");
+	}
+	s->held_dropped_last = commit_seq;
+}
+
 void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,
 		      uint64_t covered_to)
 {
+	if (s->held_dropped_first) {
+		lost_ranges_add(&s->lost, s->held_dropped_first - 1, s->held_dropped_last + 1);
+		s->held_dropped_first = s->held_dropped_last = 0;
+	}
 	lost_ranges_cover(&s->lost, covered_after, covered_to);
 	replay_ask(r, c, s);
 }

@@ -41,6 +41,7 @@ struct replay {
 	uint32_t outstanding; /* replays sent and not yet answered */
 	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
 	uint64_t full;            /* rounds a subscription had no room for */
+	uint64_t held_full;       /* subscriptions whose held queue filled up */
 };
 
 /* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
@@ -52,6 +53,11 @@ bool replay_is_id(uint32_t request_id);
 /* A replay was answered to the end (QUERY_LAST or QUERY_DONE), for s if
  * that subscription is still there (else NULL). */
 void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id);
+/* A delivery to s was dropped because s held held_deliveries already while
+ * waiting for its history (commit_seq 0: ephemeral, lost for good).  Held
+ * stays full until the history is done, so every delivery to s from the
+ * first dropped to the last was dropped: one range, asked once s is live. */
+void replay_held_dropped(struct relayd *r, struct sub *s, uint64_t commit_seq);
 /* s has its history or resume, the commits (covered_after, covered_to], and
  * is live: asks for the rest of what it lost meanwhile. */
 void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,

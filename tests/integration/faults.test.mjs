@@ -8,8 +8,9 @@
  *     detected by sequence number and counted in /metrics, also when the
  *     deliveries lost are the first ones after it was stopped;
  *     the stored events among the lost deliveries are sent again, each once,
- *     also to a subscription that was still waiting for its history, and
- *     again after a stored restart cut the replays off;
+ *     also to a subscription that was still waiting for its history (and
+ *     held more live events than held_deliveries meanwhile), and again
+ *     after a stored restart cut the replays off;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
  *     each worker's deliveries from 1 again after its HELLO.
  */
@@ -212,6 +213,33 @@ describe('a subscription waiting for its history while its worker falls behind',
     const text = await metricsOnceReported(relay, 2, 1302);
     console.log(`# waiting for its history: ${metricValue(text,
       'relay_worker_deliver_gaps_total{worker="2"}')} deliveries counted lost`);
+  });
+});
+
+describe('a subscription whose history takes longer than held_deliveries live events', () => {
+  const relay = useRelay({ workers: 2, config: { held_deliveries: 50, query_threads: 1,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('gets the ones past the cap from the database after its EOSE, each once', async () => {
+    const kp = keypair();
+    const pub = await relay.connectTo(1);
+    const busy = await relay.connectTo(1);
+    await preloadForCounts(pub);
+    const counts = holdQueryThread(busy);
+    const sub = await relay.connectTo(2);
+    sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
+    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    const events = [];
+    for (let i = 0; i < 300; i++) events.push(signed(kp.sk, { kind: 1, content: `h${i}` }));
+    for (const ev of events) pub.send(['EVENT', ev]);
+    for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+    assert.ok(answered < counts, `all ${counts} COUNTs were answered before the burst was stored`);
+    const history = await sub.collect('notes', { timeout: 20000 });
+    assert.equal(history.eose, true);
+    assert.equal(history.events.length, 0, 'the history predates the burst');
+    await assertEachOnce(sub, 'notes', events);
   });
 });
 
