@@ -66,6 +66,30 @@ function holdQueryThread(busy) {
   return counts;
 }
 
+/* A subscriber on worker 2 whose REQ ("notes", kp's notes) stored has
+ * registered but whose history waits behind holdQueryThread's COUNTs, sent
+ * by busy on worker 1; pub is a publisher on worker 1. */
+async function heldBackSubscription(relay) {
+  const kp = keypair();
+  const pub = await relay.connectTo(1);
+  const busy = await relay.connectTo(1);
+  await preloadForCounts(pub);
+  const counts = holdQueryThread(busy);
+  const sub = await relay.connectTo(2);
+  sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
+  await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+    .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+  return { kp, pub, busy, counts, sub };
+}
+
+/* The history of a heldBackSubscription: it ends, and it is empty (kp
+ * published nothing before the REQ). */
+async function assertEmptyHistory(sub, subid) {
+  const history = await sub.collect(subid, { timeout: 20000 });
+  assert.equal(history.eose, true);
+  assert.equal(history.events.length, 0, 'the history predates the burst');
+}
+
 /* Waits until sub has every one of events under subid, then checks that
  * none came twice and nothing else came. */
 async function assertEachOnce(sub, subid, events) {
@@ -188,16 +212,7 @@ describe('a subscription waiting for its history while its worker falls behind',
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the stored events lost meanwhile once it is live, each once', async () => {
-    const kp = keypair();
-    const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
-    await preloadForCounts(pub);
-    const counts = holdQueryThread(busy);
-
-    const sub = await relay.connectTo(2);
-    sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
-    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    const { kp, pub, busy, counts, sub } = await heldBackSubscription(relay);
     const events = await burstWhileStopped(relay, 2, pub, kp);
     /* The query thread is still on the COUNTs, so the worker takes the
      * burst's deliveries (and sees their loss) before the history ends. */
@@ -206,9 +221,7 @@ describe('a subscription waiting for its history while its worker falls behind',
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
     assert.equal((await pub.publish(closing)).ok, true);
-    const history = await sub.collect('notes', { timeout: 20000 });
-    assert.equal(history.eose, true);
-    assert.equal(history.events.length, 0, 'the history predates the burst');
+    await assertEmptyHistory(sub, 'notes');
     await assertEachOnce(sub, 'notes', events);
     const text = await metricsOnceReported(relay, 2, 1302);
     console.log(`# waiting for its history: ${metricValue(text,
@@ -221,24 +234,14 @@ describe('a subscription whose history takes longer than held_deliveries live ev
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the ones past the cap from the database after its EOSE, each once', async () => {
-    const kp = keypair();
-    const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
-    await preloadForCounts(pub);
-    const counts = holdQueryThread(busy);
-    const sub = await relay.connectTo(2);
-    sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
-    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    const { kp, pub, busy, counts, sub } = await heldBackSubscription(relay);
     const events = [];
     for (let i = 0; i < 300; i++) events.push(signed(kp.sk, { kind: 1, content: `h${i}` }));
     for (const ev of events) pub.send(['EVENT', ev]);
     for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
     const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
     assert.ok(answered < counts, `all ${counts} COUNTs were answered before the burst was stored`);
-    const history = await sub.collect('notes', { timeout: 20000 });
-    assert.equal(history.eose, true);
-    assert.equal(history.events.length, 0, 'the history predates the burst');
+    await assertEmptyHistory(sub, 'notes');
     await assertEachOnce(sub, 'notes', events);
   });
 });
