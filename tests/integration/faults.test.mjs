@@ -20,13 +20,19 @@ import { useRelay, until, sleep } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
-/* Publishes 1,300 notes of kp from pub while worker n is stopped, and
- * returns them once all are acknowledged and the worker runs again. */
-async function burstWhileStopped(relay, n, pub, kp) {
+/* 1,300 notes of kp, signed before any timing starts (signing them takes
+ * node a second or two). */
+function notesOf(kp) {
   const events = [];
+  for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
+  return events;
+}
+
+/* Publishes events from pub while worker n is stopped, and returns them
+ * once all are acknowledged and the worker runs again. */
+async function burstWhileStopped(relay, n, pub, events) {
   await relay.kill(n, 'SIGSTOP');
   try {
-    for (let i = 0; i < 1300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i}` }));
     for (const ev of events) pub.send(['EVENT', ev]);
     for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
   } finally {
@@ -56,30 +62,52 @@ async function preloadForCounts(pub) {
   for (const ev of preload) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
 }
 
-/* Sends COUNTs that keep a relay with one query thread (max_filters 400)
- * busy for a few seconds (about 0.25 s each here); returns how many. */
+/* Keeps a relay's one query thread (max_filters 400) busy with COUNTs that
+ * each read the preloaded notes 400 times over (about 0.25 s here), topping
+ * them up so that several always wait, until release() is called: anything
+ * queued behind them waits too.  release() returns how many were still
+ * unanswered (more than 0 means the thread was busy all along). */
 function holdQueryThread(busy) {
   const filters = [];
   for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
-  const counts = 15;
-  for (let i = 0; i < counts; i++) busy.send(['COUNT', `busy${i}`, ...filters]);
-  return counts;
+  let sent = 0;
+  let answered = 0;
+  let timer = null;
+  const topUp = () => {
+    if (busy.ws.readyState !== busy.ws.OPEN) {
+      clearInterval(timer); /* the test ended without release() */
+      return;
+    }
+    answered += busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+    while (sent - answered < 8) busy.send(['COUNT', `busy${sent++}`, ...filters]);
+  };
+  topUp();
+  timer = setInterval(topUp, 50);
+  timer.unref(); /* never what keeps the test process alive */
+  return {
+    release() {
+      clearInterval(timer);
+      answered += busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+      return sent - answered;
+    },
+  };
 }
 
 /* A subscriber on worker 2 whose REQ ("notes", kp's notes) stored has
  * registered but whose history waits behind holdQueryThread's COUNTs, sent
- * by busy on worker 1; pub is a publisher on worker 1. */
-async function heldBackSubscription(relay) {
-  const kp = keypair();
+ * by a connection of its own on worker 1; pub is a publisher on worker 1.
+ * Sign what is to be published before: while node signs, it tops up no
+ * COUNT. */
+async function heldBackSubscription(relay, kp) {
   const pub = await relay.connectTo(1);
   const busy = await relay.connectTo(1);
   await preloadForCounts(pub);
-  const counts = holdQueryThread(busy);
+  const hold = holdQueryThread(busy);
   const sub = await relay.connectTo(2);
   sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
   await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
     .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
-  return { kp, pub, busy, counts, sub };
+  return { pub, hold, sub };
 }
 
 /* The history of a heldBackSubscription: it ends, and it is empty (kp
@@ -189,7 +217,7 @@ describe('a worker that falls behind stored', () => {
     assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
     const replaysBefore = metricValue((await relay.httpGet('/metrics')).body,
       'relay_deliver_replays_total');
-    const events = await burstWhileStopped(relay, 2, pub, kp);
+    const events = await burstWhileStopped(relay, 2, pub, notesOf(kp));
     /* A loss at the end of the burst shows only with a later delivery. */
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
@@ -212,12 +240,13 @@ describe('a subscription waiting for its history while its worker falls behind',
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the stored events lost meanwhile once it is live, each once', async () => {
-    const { kp, pub, busy, counts, sub } = await heldBackSubscription(relay);
-    const events = await burstWhileStopped(relay, 2, pub, kp);
+    const kp = keypair();
+    const notes = notesOf(kp);
+    const { pub, hold, sub } = await heldBackSubscription(relay, kp);
+    const events = await burstWhileStopped(relay, 2, pub, notes);
     /* The query thread is still on the COUNTs, so the worker takes the
      * burst's deliveries (and sees their loss) before the history ends. */
-    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-    assert.ok(answered < counts, `all ${counts} COUNTs were answered before the worker resumed`);
+    assert.ok(hold.release() > 0, 'the query thread was idle before the worker resumed');
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
     assert.equal((await pub.publish(closing)).ok, true);
@@ -234,13 +263,13 @@ describe('a subscription whose history takes longer than held_deliveries live ev
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the ones past the cap from the database after its EOSE, each once', async () => {
-    const { kp, pub, busy, counts, sub } = await heldBackSubscription(relay);
+    const kp = keypair();
     const events = [];
     for (let i = 0; i < 300; i++) events.push(signed(kp.sk, { kind: 1, content: `h${i}` }));
+    const { pub, hold, sub } = await heldBackSubscription(relay, kp);
     for (const ev of events) pub.send(['EVENT', ev]);
     for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
-    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-    assert.ok(answered < counts, `all ${counts} COUNTs were answered before the burst was stored`);
+    assert.ok(hold.release() > 0, 'the query thread was idle before the burst was stored');
     await assertEmptyHistory(sub, 'notes');
     await assertEachOnce(sub, 'notes', events);
   });
@@ -257,16 +286,16 @@ describe('replays that a stored restart cut off', () => {
     const sub = await relay.connectTo(2);
     assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
     await preloadForCounts(pub);
-    const counts = holdQueryThread(busy);
-    const events = await burstWhileStopped(relay, 2, pub, kp);
+    const notes = notesOf(kp);
+    const hold = holdQueryThread(busy);
+    const events = await burstWhileStopped(relay, 2, pub, notes);
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
     assert.equal((await pub.publish(closing)).ok, true);
     /* The worker saw the loss and asked; the replays wait behind the COUNTs. */
     await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
       .deliver_replays >= 1, { timeout: 5000, interval: 20, what: 'a replay at stored' });
-    const answered = busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-    assert.ok(answered < counts, `all ${counts} COUNTs were answered before stored was killed`);
+    assert.ok(hold.release() > 0, 'the query thread was idle before stored was killed');
     await relay.kill('stored', 'SIGKILL');
     await relay.restartStored();
     await assertEachOnce(sub, 'notes', events);
