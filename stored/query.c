@@ -25,8 +25,8 @@
 /* Statements kept per query thread: the filter shapes clients repeat (by
  * number of values, fields and tag letters) fit many times over. */
 #define QUERY_STMTS_KEPT 64
-/* The most events a replay of lost deliveries sends one subscription (the
- * newest of them, like any history). */
+/* The most events a replay of lost deliveries, or a resume, sends one
+ * subscription (the newest of them, like any history). */
 #define QUERY_REPLAY_MAX 100000
 
 struct query_worker {
@@ -115,14 +115,14 @@ static uint32_t query_limit(const struct stored *s, const struct query_job *job,
 {
 	uint32_t max = s->cfg.max_limit;
 
-	/* A replay sends again what a worker lost: all of it, however many
-	 * (a range holds at most one event per commit seq), up to a bound. */
-	if (job->replay)
+	/* A replay sends again what a worker lost, and a resume what a live
+	 * subscription missed while its worker was cut off from stored: all
+	 * of it, however many (a range holds at most one event per commit
+	 * seq), up to a bound; the filter's limit was for its history. */
+	if (job->replay || job->resume)
 		return job->max_seq - job->min_seq < QUERY_REPLAY_MAX
 			       ? (uint32_t)(job->max_seq - job->min_seq)
 			       : QUERY_REPLAY_MAX;
-	if (job->resume)
-		return max;
 	return f->has_limit && f->limit < max ? f->limit : max;
 }
 

@@ -7,6 +7,8 @@
  *   - once stored is back, live subscriptions opened before the crash
  *     deliver again without the client doing anything, on both workers;
  *   - every event acknowledged before the crash is still served;
+ *   - a live subscription gets every event committed while its worker was
+ *     cut off from stored, also more than max_limit of them;
  *   - a worker whose link stays down dials stored afresh within a second
  *     (nng's own redialling has been seen to fall silent after a restart),
  *     says so once per outage, and is back as soon as stored is.
@@ -117,5 +119,44 @@ describe('stored away for a while', () => {
     const pub = await relay.connect();
     await until(async () => (await pub.publish(signed(sk, { content: 'back' }))).ok === true,
       { timeout: 3000, interval: 50, what: 'an EVENT accepted once stored is back' });
+  });
+});
+
+describe('a worker cut off while stored restarts', () => {
+  const relay = useRelay({ workers: 2, config: { max_limit: 100 } });
+
+  it('resumes its live subscriptions with every event it missed, past max_limit', async () => {
+    const kp = keypair();
+    const events = [];
+    for (let i = 0; i < 300; i++) events.push(signed(kp.sk, { content: `missed #${i}` }));
+    const sub = await relay.connectTo(2);
+    assert.equal((await sub.req('live', { authors: [kp.pk] })).eose, true);
+    const pub = await relay.connectTo(1);
+    /* Worker 2 stays stopped until stored is back and 300 events are
+     * committed without it: it learns of them only from its resume. */
+    await relay.kill(2, 'SIGSTOP');
+    try {
+      await relay.kill('stored', 'SIGKILL');
+      await relay.restartStored();
+      await until(async () => (await pub.publish(events[0])).ok === true,
+        { timeout: 5000, interval: 100, what: 'worker 1 storing again' });
+      for (const ev of events.slice(1)) pub.send(['EVENT', ev]);
+      for (const ev of events.slice(1))
+        assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    } finally {
+      await relay.kill(2, 'SIGCONT');
+    }
+    const seen = new Map();
+    await until(() => {
+      for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === 'live'))
+        seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
+      return seen.size === events.length;
+    }, { timeout: 20000, interval: 200,
+      what: () => `all ${events.length} events at the subscriber (has ${seen.size})` });
+    await sleep(300);
+    for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === 'live'))
+      seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
+    assert.deepEqual([...seen.values()].filter((n) => n > 1), [], 'events delivered twice');
+    for (const ev of events) assert.ok(seen.has(ev.id), `missing ${ev.id}`);
   });
 });
