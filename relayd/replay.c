@@ -50,18 +50,19 @@ static void replay_conn(struct conn *c, void *arg)
 
 	for (uint32_t i = 0; i < c->nsubs; i++) {
 		struct sub *s = c->subs[i];
+		bool live = s->state == SUB_LIVE;
+		/* A live one had everything up to its floor as history, so only
+		 * the rest is kept (nothing for one registered after the loss). */
+		uint64_t after = live && s->floor_seq > round->after ? s->floor_seq : round->after;
 
-		if (!lost_ranges_add(&s->lost, round->after, round->before)) {
+		if (!lost_ranges_add(&s->lost, after, round->before)) {
 			round->full++;
 			continue;
 		}
 		/* One waiting for its history or resume asks once it has it
 		 * (replay_went_live): that may bring part of the range. */
-		if (s->state != SUB_LIVE)
-			continue;
-		/* Nothing up to its floor reached it live. */
-		lost_ranges_cover(&s->lost, 0, s->floor_seq);
-		round->sent += replay_ask(round->r, c, s);
+		if (live)
+			round->sent += replay_ask(round->r, c, s);
 	}
 }
 
