@@ -141,15 +141,18 @@ clean:
 # build/bench/storebench drives stored's write path alone (no sockets).
 # build/bench/idxbench compares an owner thread with a striped subscription index.
 # build/bench/nngping measures one round trip over nng IPC alone.
-BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c,\
+# build/bench/sendcost measures one send() to many loopback TCP connections.
+BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c \
+	bench/sendcost.c,\
 	$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
-$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c): \
+$(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c \
+	bench/sendcost.c): \
 	CFLAGS += -Werror
 
 .PHONY: bench
 bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench \
-	$(BUILD)/bench/nngping
+	$(BUILD)/bench/nngping $(BUILD)/bench/sendcost
 
 $(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -166,6 +169,10 @@ $(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c bench/idxwork.c) $(STORED_O
 $(BUILD)/bench/nngping: $(call obj,bench/nngping.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench/sendcost: $(call obj,bench/sendcost.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -pthread -o $@ $^
 
 # ---- install and the systemd test (issue 3).  `make install` puts the
 # binaries in $(DESTDIR)$(BINDIR), the units (generated from etc/systemd/,

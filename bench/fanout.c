@@ -213,6 +213,7 @@ static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t go
 	report_int(&rep, "relay_rss_peak_kb", (int64_t)r->u.rss_peak_kb);
 	report_num(&rep, "loadgen_cpu_pct", r->u.self_cpu_pct, 1);
 	report_num(&rep, "other_cpu_pct", r->u.other_cpu_pct, 1);
+	report_num(&rep, "steal_pct", r->u.steal_pct, 1);
 	report_num(&rep, "sub_thread_cpu_pct_max", r->sub_cpu_pct, 1);
 	report_end(&rep);
 }

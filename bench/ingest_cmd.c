@@ -68,6 +68,7 @@ static void ingest_print(const struct ingest_opts *o, const struct ingest_stats 
 	report_int(&r, "relay_rss_peak_kb", (int64_t)u->rss_peak_kb);
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
 	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
+	report_num(&r, "steal_pct", u->steal_pct, 1);
 	report_end(&r);
 }
 

@@ -9,7 +9,11 @@
  * with --request req over raw REQ -> raw REP sockets (a request id in the
  * nng header), the shape relayd and stored used before (bench/RESULTS.md).
  *
- *   nngping [--count N] [--size BYTES] [--request push|req]
+ * --transport unix takes nng out: the same round trip over one AF_UNIX
+ * stream socketpair, one thread echoing, which is what the kernel's own
+ * wake-ups and copies cost on this machine (the part nng cannot go below).
+ *
+ *   nngping [--count N] [--size BYTES] [--request push|req] [--transport nng|unix]
  */
 #include <getopt.h>
 #include <nng/nng.h>
@@ -22,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +67,70 @@ static void *echo_main(void *arg)
 	return NULL;
 }
 
+/* Reads or writes exactly len bytes; false on error or end of stream. */
+static bool io_full(int fd, char *buf, size_t len, bool writing)
+{
+	while (len > 0) {
+		ssize_t n = writing ? write(fd, buf, len) : read(fd, buf, len);
+
+		if (n <= 0)
+			return false;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+struct unix_echo {
+	int fd, count;
+	size_t size;
+};
+
+/* The kernel-only echo: every message read is written straight back. */
+static void *unix_echo_main(void *arg)
+{
+	struct unix_echo *e = arg;
+	char *buf = malloc(e->size);
+
+	for (int i = 0; buf && i < e->count; i++)
+		if (!io_full(e->fd, buf, e->size, false) || !io_full(e->fd, buf, e->size, true))
+			break;
+	free(buf);
+	return NULL;
+}
+
+/* Fills rtt[] with count round trips over a socketpair; false on error. */
+static bool unix_round_trips(double *rtt, int count, int size)
+{
+	int fds[2];
+	pthread_t t;
+	char *payload = calloc(1, (size_t)size);
+	bool ok = true;
+
+	if (!payload || socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) {
+		free(payload);
+		return false;
+	}
+	struct unix_echo e = { fds[1], count, (size_t)size };
+	if (pthread_create(&t, NULL, unix_echo_main, &e) != 0) {
+		ok = false;
+	} else {
+		for (int i = 0; ok && i < count; i++) {
+			double t0 = now_us();
+
+			ok = io_full(fds[0], payload, (size_t)size, true) &&
+			     io_full(fds[0], payload, (size_t)size, false);
+			rtt[i] = now_us() - t0;
+		}
+		shutdown(fds[0], SHUT_RDWR); /* lets the echo thread out if we stopped early */
+		pthread_join(t, NULL);
+	}
+	close(fds[0]);
+	close(fds[1]);
+	free(payload);
+	return ok;
+}
+
 static int open_pair(nng_socket *pull, nng_socket *push, const char *url, bool req)
 {
 	if (req)
@@ -71,18 +140,55 @@ static int open_pair(nng_socket *pull, nng_socket *push, const char *url, bool r
 	       nng_dial(*push, url, NULL, 0);
 }
 
+/* Fills rtt[] with count round trips over two nng IPC channels (the
+ * request one PUSH/PULL or raw REQ/REP), one thread echoing; false on error. */
+static bool nng_round_trips(double *rtt, int count, int size, bool req)
+{
+	char url_a[128], url_b[128];
+	nng_socket a_pull, a_push, b_pull, b_push;
+	struct echo e;
+	pthread_t t;
+	bool ok = true;
+
+	snprintf(url_a, sizeof(url_a), "ipc:///tmp/nngping-%d-a.ipc", (int)getpid());
+	snprintf(url_b, sizeof(url_b), "ipc:///tmp/nngping-%d-b.ipc", (int)getpid());
+	if (open_pair(&a_pull, &a_push, url_a, req) || open_pair(&b_pull, &b_push, url_b, false)) {
+		fprintf(stderr, "nngping: cannot open the sockets\n");
+		return false;
+	}
+	e = (struct echo){ a_pull, b_push, count };
+	pthread_create(&t, NULL, echo_main, &e);
+
+	char *payload = calloc(1, (size_t)size);
+	for (int i = 0; ok && i < count; i++) {
+		double t0 = now_us();
+		nng_msg *m;
+
+		ok = payload && !nng_msg_alloc(&m, 0) && !nng_msg_append(m, payload, (size_t)size) &&
+		     !(req && nng_msg_header_append_u32(m, 0x80000000u | (uint32_t)i)) &&
+		     !nng_sendmsg(a_push, m, 0) && !nng_recvmsg(b_pull, &m, 0);
+		if (ok)
+			nng_msg_free(m);
+		rtt[i] = now_us() - t0;
+	}
+	nng_close(a_pull); /* lets the echo thread out if we stopped early */
+	pthread_join(t, NULL);
+	nng_close(a_push);
+	nng_close(b_pull);
+	nng_close(b_push);
+	free(payload);
+	return ok;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "count", required_argument, NULL, 'c' },
 					      { "size", required_argument, NULL, 's' },
 					      { "request", required_argument, NULL, 'r' },
+					      { "transport", required_argument, NULL, 't' },
 					      { NULL, 0, NULL, 0 } };
 	int count = 20000, size = 100, c;
-	bool req = false;
-	char url_a[128], url_b[128];
-	nng_socket a_pull, a_push, b_pull, b_push;
-	struct echo e;
-	pthread_t t;
+	bool req = false, unix_socket = false, bad = false;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c == 'c')
@@ -91,48 +197,27 @@ int main(int argc, char **argv)
 			size = atoi(optarg);
 		else if (c == 'r')
 			req = strcmp(optarg, "req") == 0;
+		else if (c == 't' && (strcmp(optarg, "unix") == 0 || strcmp(optarg, "nng") == 0))
+			unix_socket = strcmp(optarg, "unix") == 0;
 		else
-			return 2;
+			bad = true;
 	}
-	if (count < 100 || size < 1) {
-		fprintf(stderr, "usage: nngping [--count N>=100] [--size BYTES] [--request push|req]\n");
+	if (bad || count < 100 || size < 1) {
+		fprintf(stderr, "usage: nngping [--count N>=100] [--size BYTES] [--request push|req] "
+				"[--transport nng|unix]\n");
 		return 2;
 	}
-	snprintf(url_a, sizeof(url_a), "ipc:///tmp/nngping-%d-a.ipc", (int)getpid());
-	snprintf(url_b, sizeof(url_b), "ipc:///tmp/nngping-%d-b.ipc", (int)getpid());
-	if (open_pair(&a_pull, &a_push, url_a, req) || open_pair(&b_pull, &b_push, url_b, false)) {
-		fprintf(stderr, "nngping: cannot open the sockets\n");
+	double *rtt = calloc((size_t)count, sizeof(*rtt));
+	if (!rtt || !(unix_socket ? unix_round_trips(rtt, count, size) : nng_round_trips(rtt, count, size, req))) {
+		fprintf(stderr, "nngping: the round trips failed\n");
+		free(rtt);
 		return 1;
 	}
-	e = (struct echo){ a_pull, b_push, count };
-	pthread_create(&t, NULL, echo_main, &e);
-
-	double *rtt = calloc((size_t)count, sizeof(*rtt));
-	char *payload = calloc(1, (size_t)size);
-	for (int i = 0; i < count; i++) {
-		double t0 = now_us();
-		nng_msg *m;
-
-		if (nng_msg_alloc(&m, 0) || nng_msg_append(m, payload, (size_t)size) ||
-		    (req && nng_msg_header_append_u32(m, 0x80000000u | (uint32_t)i)) ||
-		    nng_sendmsg(a_push, m, 0) || nng_recvmsg(b_pull, &m, 0)) {
-			fprintf(stderr, "nngping: round trip %d failed\n", i);
-			return 1;
-		}
-		nng_msg_free(m);
-		rtt[i] = now_us() - t0;
-	}
-	pthread_join(t, NULL);
 	qsort(rtt, (size_t)count, sizeof(*rtt), compare_doubles);
-	printf("RESULT mode=nngping request=%s count=%d size=%d rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f "
-	       "rtt_max_us=%.1f\n",
-	       req ? "req" : "push", count, size, rtt[count / 2], rtt[count * 9 / 10], rtt[count * 99 / 100],
-	       rtt[count - 1]);
-	nng_close(a_pull);
-	nng_close(a_push);
-	nng_close(b_pull);
-	nng_close(b_push);
+	printf("RESULT mode=nngping transport=%s request=%s count=%d size=%d rtt_p50_us=%.1f rtt_p90_us=%.1f "
+	       "rtt_p99_us=%.1f rtt_max_us=%.1f\n",
+	       unix_socket ? "unix" : "nng", req ? "req" : "push", count, size, rtt[count / 2], rtt[count * 9 / 10],
+	       rtt[count * 99 / 100], rtt[count - 1]);
 	free(rtt);
-	free(payload);
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* procstat.c - CPU and memory of the relay and of this process (see procstat.h). */
 #include "procstat.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,21 +50,39 @@ double procstat_cpu_s(pid_t pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-double procstat_machine_busy_s(void)
+/* The machine's busy and stolen CPU seconds (all cores, /proc/stat's
+ * first line); false when unreadable. */
+static bool machine_times(double *busy_s, double *steal_s)
 {
 	unsigned long long v[8] = { 0 };
 	FILE *f = fopen("/proc/stat", "r");
 	int n;
 
 	if (!f)
-		return -1;
+		return false;
 	/* user nice system idle iowait irq softirq steal */
 	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 		   &v[4], &v[5], &v[6], &v[7]);
 	fclose(f);
 	if (n < 7)
-		return -1;
-	return (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)sysconf(_SC_CLK_TCK);
+		return false;
+	*busy_s = (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)sysconf(_SC_CLK_TCK);
+	*steal_s = (double)v[7] / (double)sysconf(_SC_CLK_TCK); /* 0 where the kernel has no field */
+	return true;
+}
+
+double procstat_machine_busy_s(void)
+{
+	double busy, steal;
+
+	return machine_times(&busy, &steal) ? busy : -1;
+}
+
+double procstat_machine_steal_s(void)
+{
+	double busy, steal;
+
+	return machine_times(&busy, &steal) ? steal : -1;
 }
 
 uint64_t procstat_rss_kb(pid_t pid)
@@ -116,6 +135,7 @@ void usage_start(struct usage_meter *m)
 	m->relay_cpu0_s = usage_relay_cpu_s(m, &lost);
 	m->self_cpu0_s = usage_self_cpu_s();
 	m->machine_busy0_s = procstat_machine_busy_s();
+	m->machine_steal0_s = procstat_machine_steal_s();
 	m->rss_peak_kb = 0;
 	usage_sample(m);
 }
@@ -137,6 +157,7 @@ void usage_finish(struct usage_meter *m, struct usage_report *out)
 	double relay = usage_relay_cpu_s(m, &out->lost) - m->relay_cpu0_s;
 	double self = usage_self_cpu_s() - m->self_cpu0_s;
 	double busy = procstat_machine_busy_s() - m->machine_busy0_s;
+	double steal = procstat_machine_steal_s() - m->machine_steal0_s;
 
 	out->wall_s = wall;
 	out->rss_kb = usage_sample(m);
@@ -144,6 +165,7 @@ void usage_finish(struct usage_meter *m, struct usage_report *out)
 	out->relay_cpu_pct = wall > 0 ? 100.0 * relay / wall : 0;
 	out->self_cpu_pct = wall > 0 ? 100.0 * self / wall : 0;
 	out->other_cpu_pct = wall > 0 && busy > relay + self ? 100.0 * (busy - relay - self) / wall : 0;
+	out->steal_pct = wall > 0 && steal > 0 ? 100.0 * steal / wall : 0;
 }
 
 long fdlimit_raise(long want)

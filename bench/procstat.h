@@ -11,7 +11,10 @@
  *
  * It also reads the machine's busy time (/proc/stat) so a report can say how
  * much CPU went to anything other than the relay and this process: on a
- * shared machine that is what makes a run trustworthy or not.
+ * shared machine that is what makes a run trustworthy or not.  On a
+ * virtual machine it also reads the time the host kept the machine's own
+ * CPUs from running ("steal"): latency measured while the host takes a
+ * large share is the host's as much as the relay's.
  *
  * A pid that has gone away counts as 0 and is reported in `lost`.
  */
@@ -30,6 +33,7 @@ struct usage_meter {
 	double relay_cpu0_s;
 	double self_cpu0_s;
 	double machine_busy0_s;
+	double machine_steal0_s;
 	uint64_t rss_peak_kb; /* largest sum seen by usage_sample() */
 };
 
@@ -38,6 +42,7 @@ struct usage_report {
 	double relay_cpu_pct; /* of one core, all relay processes together */
 	double self_cpu_pct;  /* of one core, every thread of this process */
 	double other_cpu_pct; /* of one core: the machine's busy time minus both */
+	double steal_pct;     /* of one core: time the host kept our CPUs waiting */
 	uint64_t rss_kb;      /* sum now */
 	uint64_t rss_peak_kb; /* largest sum sampled */
 	int lost;             /* pids that could not be read at the end */
@@ -65,6 +70,10 @@ double procstat_cpu_s(pid_t pid);
 /* Busy CPU seconds of the whole machine (all cores, /proc/stat), or a
  * negative value when unreadable. */
 double procstat_machine_busy_s(void);
+
+/* CPU seconds the host stole from this virtual machine (all cores), 0 on
+ * bare metal, or a negative value when unreadable. */
+double procstat_machine_steal_s(void);
 
 /* Resident set size of pid in KiB, or 0 when unreadable. */
 uint64_t procstat_rss_kb(pid_t pid);

@@ -277,6 +277,7 @@ static void q_report(struct qrun *q, double secs, const struct usage_report *u)
 	report_num(&r, "relay_cpu_pct", u->relay_cpu_pct, 1);
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
 	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
+	report_num(&r, "steal_pct", u->steal_pct, 1);
 	report_end(&r);
 }
 
