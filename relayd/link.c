@@ -4,6 +4,7 @@
 #include <nng/nng.h>
 #include <glob.h>
 #include <nng/protocol/pipeline0/pull.h>
+#include <nng/protocol/pipeline0/push.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 
 #include "../common/slice.h"
 #include "../common/err.h"
+#include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "mailbox.h"
@@ -221,6 +223,15 @@ static void link_remove_stale(const struct relayd *r)
 	globfree(&g);
 }
 
+static int link_listen_reply_url(struct relayd *r)
+{
+	if (nng_listen(r->reply, r->reply_url, &r->reply_listener, 0)) {
+		log_warnx("cannot listen on %s", r->reply_url);
+		return ERR_NNG;
+	}
+	return 0;
+}
+
 /* The PULL socket stored's replies arrive on, listening before the first
  * HELLO names it. */
 static int link_listen_replies(struct relayd *r, size_t max)
@@ -234,11 +245,19 @@ static int link_listen_replies(struct relayd *r, size_t max)
 	nng_socket_set_size(r->reply, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_int(r->reply, NNG_OPT_RECVBUF, 1024);
 	link_remove_stale(r);
-	if (nng_listen(r->reply, r->reply_url, NULL, 0)) {
-		log_warnx("cannot listen on %s", r->reply_url);
-		return ERR_NNG;
-	}
-	return 0;
+	return link_listen_reply_url(r);
+}
+
+/* On the listener check's thread (common/listencheck.h): nng 1.5.2 can
+ * stop the reply listener for good, and then every stored that dials it
+ * after sends its replies into nothing. */
+static int link_relisten_replies(void *arg)
+{
+	struct relayd *r = arg;
+
+	nng_listener_close(r->reply_listener);
+	unlink(r->reply_url + strlen("ipc://"));
+	return link_listen_reply_url(r);
 }
 
 int link_open(struct relayd *r)
@@ -269,15 +288,24 @@ int link_open(struct relayd *r)
 	if (pthread_create(&r->link_threads[0], NULL, link_reply_main, r) ||
 	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))
 		return ERR_NNG;
+	r->listencheck = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+	if (!r->listencheck ||
+	    listencheck_add(r->listencheck, r->reply, r->reply_url, nng_push0_open,
+			    link_relisten_replies, r, "the reply socket") ||
+	    listencheck_start(r->listencheck))
+		return ERR_NOMEM;
 	return 0;
 }
 
 void link_close(struct relayd *r)
 {
+	listencheck_stop(r->listencheck);
 	nng_close(r->rpc);
 	nng_close(r->sub);
 	nng_close(r->reply);
 	pthread_join(r->link_threads[0], NULL);
 	pthread_join(r->link_threads[1], NULL);
+	listencheck_free(r->listencheck); /* its socket is closed */
+	r->listencheck = NULL;
 	unlink(r->reply_url + strlen("ipc://"));
 }

@@ -58,6 +58,7 @@ struct manage_pending {
 };
 
 struct sig_verifier;
+struct listencheck;
 struct http_session;
 
 struct relayd {
@@ -87,6 +88,8 @@ struct relayd {
 	nng_socket sub;             /* SUB to stored-pub.ipc */
 	nng_socket reply;           /* PULL: stored's replies (proto/msg.h) */
 	char reply_url[320];        /* where reply listens */
+	nng_listener reply_listener; /* replaced by the listener check */
+	struct listencheck *listencheck; /* keeps reply listening (link.c) */
 	pthread_t link_threads[2];  /* receive threads of reply and sub */
 	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
 	int64_t link_down_since_ms; /* service thread: 0 while the link is up */

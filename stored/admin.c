@@ -239,23 +239,35 @@ static size_t admin_max_request(const struct stored *s)
 	return 2 * (size_t)s->cfg.max_message_bytes + 4 * 1048576;
 }
 
-static int admin_listen(struct stored *s)
+/* Listens on s->admin_at (only the owner may steer the relay). */
+static int admin_listen_at(struct stored *s)
 {
-	char url[256];
-	nng_listener l;
-
-	config_socket_url(&s->cfg, "stored-admin.ipc", url, sizeof(url));
-	unlink(url + strlen("ipc://"));
-	if (nng_rep0_open(&s->admin) || nng_listener_create(&l, s->admin, url))
+	unlink(s->admin_at.url + strlen("ipc://"));
+	if (nng_listener_create(&s->admin_at.listener, s->admin, s->admin_at.url))
 		return ERR_NNG;
-	nng_socket_set_size(s->admin, NNG_OPT_RECVMAXSZ, admin_max_request(s));
-	/* Only the owner may steer the relay. */
-	nng_listener_set_int(l, NNG_OPT_IPC_PERMISSIONS, 0600);
-	if (nng_listener_start(l, 0)) {
-		log_warnx("listen %s failed", url);
+	nng_listener_set_int(s->admin_at.listener, NNG_OPT_IPC_PERMISSIONS, 0600);
+	if (nng_listener_start(s->admin_at.listener, 0)) {
+		log_warnx("listen %s failed", s->admin_at.url);
 		return ERR_NNG;
 	}
 	return 0;
+}
+
+static int admin_listen(struct stored *s)
+{
+	if (config_socket_url(&s->cfg, "stored-admin.ipc", s->admin_at.url, sizeof(s->admin_at.url)) ||
+	    nng_rep0_open(&s->admin))
+		return ERR_NNG;
+	nng_socket_set_size(s->admin, NNG_OPT_RECVMAXSZ, admin_max_request(s));
+	return admin_listen_at(s);
+}
+
+int admin_relisten(void *arg)
+{
+	struct stored *s = arg;
+
+	nng_listener_close(s->admin_at.listener);
+	return admin_listen_at(s);
 }
 
 int admin_start(struct stored *s, pthread_t *thread)

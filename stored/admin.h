@@ -58,4 +58,8 @@ struct stored;
  * ERR_DB / ERR_NOMEM. */
 int admin_start(struct stored *s, pthread_t *thread);
 
+/* Closes the admin socket's listener and listens on its path again
+ * (common/listencheck.h: arg is the struct stored).  Returns 0 or ERR_NNG. */
+int admin_relisten(void *arg);
+
 #endif

@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <nng/nng.h>
+#include <nng/protocol/pubsub0/sub.h>
+#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "../common/slice.h"
+#include "../common/listencheck.h"
 #include "../common/config.h"
 #include "../common/err.h"
 #include "../common/log.h"
@@ -145,6 +148,24 @@ static void *stored_rpc_main(void *arg)
 	return NULL;
 }
 
+/* nng 1.5.2 can stop a listener for good (common/listencheck.h): a thread
+ * checks the three and listens again where one stopped. */
+static void stored_check_listeners(struct stored *s)
+{
+	struct listencheck *lc = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+
+	if (!lc ||
+	    listencheck_add(lc, s->rpc, s->rpc_at.url, nng_req0_open, rpc_relisten_requests, s,
+			    "the request socket") ||
+	    listencheck_add(lc, s->pub, s->pub_at.url, nng_sub0_open, rpc_relisten_deliveries, s,
+			    "the delivery socket") ||
+	    listencheck_add(lc, s->admin, s->admin_at.url, nng_req0_open, admin_relisten, s,
+			    "the admin socket") ||
+	    listencheck_start(lc))
+		fatalx("cannot start the listener check");
+	s->listencheck = lc;
+}
+
 static void stored_start(struct stored *s, struct stored_threads *t)
 {
 	int64_t last_seq = 0;
@@ -169,6 +190,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot start the broadcaster or the query threads");
 	if (rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
+	stored_check_listeners(s);
 	if (pthread_create(&t->rpc, NULL, stored_rpc_main, s))
 		fatalx("cannot start the rpc thread");
 	if (metrics_start(s))
@@ -190,6 +212,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 		nquery = STORED_MAX_QUERY_THREADS;
 	atomic_store(&s->stopping, true);
 	notify_send("STOPPING=1");
+	listencheck_stop(s->listencheck);
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
 	metrics_stop(s);
@@ -205,6 +228,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	nng_close(s->admin);
 	pthread_join(t->admin, NULL);
 	reply_close_all(s);
+	listencheck_free(s->listencheck); /* its sockets are closed */
 	/* Every connection is closed now; the last were read-only. */
 	db_finish_wal(s->db_path);
 	db_finish_wal(s->search_path);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/err.h"
+#include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "jobs.h"
@@ -378,8 +379,8 @@ static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	struct rpc_return to = { .pipe = nng_pipe_id(pipe) };
 	struct bcast_job *job;
 
-	if (ev != NNG_PIPE_EV_REM_POST || atomic_load(&s->stopping))
-		return;
+	if (ev != NNG_PIPE_EV_REM_POST || atomic_load(&s->stopping) || listencheck_is_own_pipe(pipe))
+		return; /* a listener check's connection is no worker */
 	pthread_mutex_lock(&s->workers_lock);
 	for (int w = 0; w < STORED_MAX_WORKERS; w++)
 		if (s->workers[w].present && s->workers[w].pipe == to.pipe)
@@ -390,17 +391,31 @@ static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		rpc_push_bcast(s, job);
 }
 
-static int rpc_listen(nng_socket sock, const struct config *cfg, const char *name)
+static int rpc_listen(nng_socket sock, struct stored_listen *at)
 {
-	char url[256];
 	int rv;
 
-	config_socket_url(cfg, name, url, sizeof(url));
-	unlink(url + strlen("ipc://"));
-	rv = nng_listen(sock, url, NULL, 0);
+	unlink(at->url + strlen("ipc://"));
+	rv = nng_listen(sock, at->url, &at->listener, 0);
 	if (rv)
-		log_warnx("listen %s: %s", url, nng_strerror(rv));
+		log_warnx("listen %s: %s", at->url, nng_strerror(rv));
 	return rv ? ERR_NNG : 0;
+}
+
+int rpc_relisten_requests(void *arg)
+{
+	struct stored *s = arg;
+
+	nng_listener_close(s->rpc_at.listener);
+	return rpc_listen(s->rpc, &s->rpc_at);
+}
+
+int rpc_relisten_deliveries(void *arg)
+{
+	struct stored *s = arg;
+
+	nng_listener_close(s->pub_at.listener);
+	return rpc_listen(s->pub, &s->pub_at);
 }
 
 int rpc_open(struct stored *s)
@@ -413,7 +428,9 @@ int rpc_open(struct stored *s)
 	nng_socket_set_int(s->rpc, NNG_OPT_RECVBUF, 1024);
 	nng_socket_set_int(s->pub, NNG_OPT_SENDBUF, 1024);
 	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
-	if (rpc_listen(s->rpc, &s->cfg, "stored-rpc.ipc") || rpc_listen(s->pub, &s->cfg, "stored-pub.ipc"))
+	if (config_socket_url(&s->cfg, "stored-rpc.ipc", s->rpc_at.url, sizeof(s->rpc_at.url)) ||
+	    config_socket_url(&s->cfg, "stored-pub.ipc", s->pub_at.url, sizeof(s->pub_at.url)) ||
+	    rpc_listen(s->rpc, &s->rpc_at) || rpc_listen(s->pub, &s->pub_at))
 		return ERR_NNG;
 	return 0;
 }

@@ -16,6 +16,11 @@ struct stored;
  * or ERR_NNG (logged). */
 int rpc_open(struct stored *s);
 
+/* Close the rpc (or pub) socket's listener and listen on its path again
+ * (common/listencheck.h: arg is the struct stored).  Return 0 or ERR_NNG. */
+int rpc_relisten_requests(void *arg);
+int rpc_relisten_deliveries(void *arg);
+
 /* Receives and routes requests until the rpc socket is closed. */
 void rpc_run(struct stored *s);
 

@@ -82,6 +82,14 @@ struct stored_worker_report {
 	struct histo ok_latency;
 };
 
+/* Where a listening socket listens, kept so that it can listen again
+ * (common/listencheck.h); touched by the listener check's thread only,
+ * once the socket is open. */
+struct stored_listen {
+	nng_listener listener;
+	char url[CONFIG_PATH_MAX + 64];
+};
+
 /* A worker's reply channel (reply.c); guarded by workers_lock. */
 struct reply_channel {
 	nng_socket sock;
@@ -98,6 +106,8 @@ struct stored {
 	nng_socket rpc;
 	nng_socket pub;
 	nng_socket admin;
+	struct stored_listen rpc_at, pub_at, admin_at;
+	struct listencheck *listencheck; /* keeps the three listening (main.c) */
 	nng_socket manage_req;  /* internal: NIP-86 requests to the admin thread */
 	struct queue *write_q;
 	struct queue *bcast_q;

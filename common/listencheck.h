@@ -1,0 +1,82 @@
+/*
+ * listencheck.h - noticing an nng listener that stopped taking connections,
+ * and listening again.
+ *
+ * nng 1.5.2, the version Debian 12 ships, has a fault (nng issue #1518,
+ * fixed upstream after that release): when a peer closes its connection to
+ * an IPC listener before the two SP headers have been exchanged, the
+ * listener passes the "closed" error up to its socket, which takes it for
+ * the listener's own closing and stops taking its connections.  The
+ * transport still accepts and answers the handshake, so a dialer's pipe
+ * comes up, but the socket never reads it: a worker that connects then
+ * sends its HELLO into nothing, and the operator's relayctl waits forever.
+ * Any connect-and-close on the socket file does it (a health check with
+ * `nc -U` or socat, a peer killed in that millisecond, a dialer closed
+ * mid-handshake), and only a restart of the listening process undid it.
+ *
+ * So each listening socket is checked: every interval a thread of this
+ * process dials it from a socket of the peer protocol and waits until the
+ * listening socket itself reports the new pipe (an ADD_POST whose peer is
+ * this process).  A listener that does not within the timeout is listened
+ * again by its owner's callback: closing the old listener closes every pipe
+ * it made, the stuck ones included, and their peers redial the new one, as
+ * after a restart of this process but with its state kept.
+ *
+ * The check's own connection is closed only once its side of the handshake
+ * is done (the listener then has both headers, so the close cannot hit the
+ * fault), or after the listener it waited for has been replaced.
+ */
+#ifndef COMMON_LISTENCHECK_H
+#define COMMON_LISTENCHECK_H
+
+#include <nng/nng.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define LISTENCHECK_INTERVAL_MS 1000
+#define LISTENCHECK_TIMEOUT_MS 1000
+#define LISTENCHECK_MAX 4
+
+struct listencheck;
+
+/* Opens an unconnected socket of the listening socket's peer protocol. */
+typedef int (*listencheck_open_fn)(nng_socket *peer);
+/* Closes the owner's listener and listens on the same path again; runs on
+ * the checker's thread.  Returns 0, or nonzero (logged; retried at the
+ * next failed check). */
+typedef int (*listencheck_relisten_fn)(void *arg);
+
+/* An empty checker: add the sockets, then start it. */
+struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms);
+
+/*
+ * Checks sock, listening at url (ipc://), from sockets open_peer opens;
+ * relisten(arg) replaces its listener.  Takes sock's ADD_POST pipe
+ * notification (nng keeps one per socket and event).  what names it in
+ * the log.  Before listencheck_start() only; returns 0, or ERR_INVAL past
+ * LISTENCHECK_MAX.
+ */
+int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url,
+		    listencheck_open_fn open_peer, listencheck_relisten_fn relisten, void *arg,
+		    const char *what);
+
+/* Starts the thread.  Returns 0 or ERR_NOMEM. */
+int listencheck_start(struct listencheck *lc);
+
+/* Listeners replaced so far (all sockets together). */
+uint64_t listencheck_relistens(const struct listencheck *lc);
+
+/* Stops the thread (after the check in progress, if any: at most the
+ * timeout); NULL is a no-op.  Call before closing the checked sockets. */
+void listencheck_stop(struct listencheck *lc);
+
+/* Stops it if running and frees lc; NULL is a no-op.  Call after the
+ * checked sockets are closed: their pipe callbacks point into lc until
+ * then. */
+void listencheck_free(struct listencheck *lc);
+
+/* True if pipe's peer is this process: a check's connection, which pipe
+ * callbacks that track real peers should ignore. */
+bool listencheck_is_own_pipe(nng_pipe pipe);
+
+#endif

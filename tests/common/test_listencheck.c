@@ -1,0 +1,250 @@
+/*
+ * test_listencheck.c - checks common/listencheck.c against the nng fault
+ * it exists for: after a connect-and-close on an IPC listener's socket
+ * file, new peers reach the listening socket again within a few checks; a
+ * healthy listener is never replaced; and a pipe from another process is
+ * not taken for a check's own.  On nng 1.5.2 (Debian 12's) it also shows
+ * the fault itself: without a check, a peer that connects after such a
+ * probe is never read.
+ */
+#include <check.h>
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+#include <nng/protocol/pipeline0/push.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/listencheck.h"
+#include "../support/suite.h"
+#include "../support/tmpdir.h"
+
+TMPDIR_SUITE("listencheck")
+
+#define NNGCAT "/usr/bin/nngcat" /* nng-utils, etc/install-deps.sh */
+
+/* The listening side, as stored and relayd keep theirs. */
+struct listening {
+	nng_socket sock;
+	nng_listener listener;
+	char url[TMPDIR_FILE_MAX + 8];
+	int relistened;
+};
+
+static void listening_open(struct listening *l)
+{
+	char path[TMPDIR_FILE_MAX];
+
+	tmpdir_file(path, sizeof(path), tmp_dir, ".ipc");
+	snprintf(l->url, sizeof(l->url), "ipc://%s", path);
+	ck_assert_int_eq(nng_pull0_open(&l->sock), 0);
+	ck_assert_int_eq(nng_socket_set_ms(l->sock, NNG_OPT_RECVTIMEO, 200), 0);
+	ck_assert_int_eq(nng_listen(l->sock, l->url, &l->listener, 0), 0);
+	l->relistened = 0;
+}
+
+static int listening_relisten(void *arg)
+{
+	struct listening *l = arg;
+
+	nng_listener_close(l->listener);
+	unlink(l->url + strlen("ipc://"));
+	l->relistened++;
+	return nng_listen(l->sock, l->url, &l->listener, 0);
+}
+
+static int open_push(nng_socket *peer)
+{
+	return nng_push0_open(peer);
+}
+
+/* What a health check with `nc -U -z` does: connect, then close at once. */
+static void probe(const struct listening *l)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", l->url + strlen("ipc://"));
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	close(fd);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A new peer dials and sends; true if the listening socket reads it. */
+static bool new_peer_is_read(struct listening *l)
+{
+	nng_socket push;
+	char *got = NULL;
+	size_t len = 0;
+	bool read = false;
+
+	ck_assert_int_eq(nng_push0_open(&push), 0);
+	nng_socket_set_ms(push, NNG_OPT_SENDTIMEO, 200);
+	if (nng_dial(push, l->url, NULL, 0) == 0 && nng_send(push, "hello", 6, 0) == 0 &&
+	    nng_recv(l->sock, &got, &len, NNG_FLAG_ALLOC) == 0) {
+		read = len == 6 && strcmp(got, "hello") == 0;
+		nng_free(got, len);
+	}
+	nng_close(push);
+	return read;
+}
+
+/* Keeps sending from new peers until one is read or seconds pass. */
+static bool new_peer_read_within(struct listening *l, double seconds)
+{
+	double until = now_s() + seconds;
+
+	do {
+		if (new_peer_is_read(l))
+			return true;
+	} while (now_s() < until);
+	return false;
+}
+
+START_TEST(test_healthy_listener_is_kept)
+{
+	struct listening l;
+	struct listencheck *lc = listencheck_new(20, 1000);
+
+	listening_open(&l);
+	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, open_push, listening_relisten, &l, "test"), 0);
+	ck_assert_int_eq(listencheck_start(lc), 0);
+	usleep(600 * 1000); /* about 25 checks */
+	listencheck_stop(lc);
+	ck_assert_int_eq(l.relistened, 0);
+	ck_assert_uint_eq(listencheck_relistens(lc), 0);
+	ck_assert(new_peer_is_read(&l));
+	nng_close(l.sock);
+	listencheck_free(lc);
+}
+END_TEST
+
+START_TEST(test_probe_then_new_peers_are_read)
+{
+	struct listening l;
+	struct listencheck *lc = listencheck_new(50, 500);
+
+	listening_open(&l);
+	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, open_push, listening_relisten, &l, "test"), 0);
+	ck_assert_int_eq(listencheck_start(lc), 0);
+	ck_assert(new_peer_is_read(&l));
+	probe(&l);
+	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s after the probe");
+	/* On an nng with the fault the listener had to be replaced; on one
+	 * without it, nothing was. */
+	ck_assert_uint_eq(listencheck_relistens(lc), (uint64_t)l.relistened);
+	listencheck_stop(lc);
+	nng_close(l.sock);
+	listencheck_free(lc);
+}
+END_TEST
+
+/* The fault the module is for, shown where it exists. */
+START_TEST(test_nng_152_fault_without_a_check)
+{
+	struct listening l;
+
+	if (strcmp(nng_version(), "1.5.2") != 0)
+		return; /* another nng may not have it */
+	listening_open(&l);
+	ck_assert(new_peer_is_read(&l));
+	probe(&l);
+	usleep(100 * 1000);
+	ck_assert_msg(!new_peer_read_within(&l, 1.0), "nng 1.5.2 read a peer after a probe");
+	nng_close(l.sock);
+}
+END_TEST
+
+START_TEST(test_pipe_of_another_process_is_not_own)
+{
+	struct listening l;
+	nng_msg *msg;
+	pid_t child;
+	int status;
+
+	listening_open(&l);
+	ck_assert_int_eq(nng_socket_set_ms(l.sock, NNG_OPT_RECVTIMEO, 5000), 0);
+	/* Another process: stock nngcat (nng is not safe to use in a child
+	 * forked after it started). */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		execl(NNGCAT, NNGCAT, "--push0", "--dial", l.url, "--data", "x", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(nng_recvmsg(l.sock, &msg, 0), 0);
+	ck_assert(!listencheck_is_own_pipe(nng_msg_get_pipe(msg)));
+	nng_msg_free(msg);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* and one from this process is */
+	nng_socket push;
+	ck_assert_int_eq(nng_push0_open(&push), 0);
+	ck_assert_int_eq(nng_dial(push, l.url, NULL, 0), 0);
+	ck_assert_int_eq(nng_send(push, "y", 1, 0), 0);
+	ck_assert_int_eq(nng_recvmsg(l.sock, &msg, 0), 0);
+	ck_assert(listencheck_is_own_pipe(nng_msg_get_pipe(msg)));
+	nng_msg_free(msg);
+	nng_close(push);
+	nng_close(l.sock);
+}
+END_TEST
+
+START_TEST(test_add_is_bounded)
+{
+	struct listencheck *lc = listencheck_new(1000, 1000);
+	nng_socket s[LISTENCHECK_MAX + 1];
+
+	for (int i = 0; i <= LISTENCHECK_MAX; i++) {
+		int rc;
+
+		ck_assert_int_eq(nng_pull0_open(&s[i]), 0);
+		rc = listencheck_add(lc, s[i], "ipc:///nonexistent", open_push, listening_relisten, NULL,
+				     "x");
+		if (i < LISTENCHECK_MAX)
+			ck_assert_int_eq(rc, 0);
+		else
+			ck_assert_int_ne(rc, 0);
+	}
+	for (int i = 0; i <= LISTENCHECK_MAX; i++)
+		nng_close(s[i]);
+	listencheck_free(lc);
+}
+END_TEST
+
+static Suite *listencheck_suite(void)
+{
+	Suite *s = suite_create("listencheck");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_healthy_listener_is_kept);
+	tcase_add_test(tc, test_probe_then_new_peers_are_read);
+	tcase_add_test(tc, test_nng_152_fault_without_a_check);
+	tcase_add_test(tc, test_pipe_of_another_process_is_not_own);
+	tcase_add_test(tc, test_add_is_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return suite_run(listencheck_suite());
+}
