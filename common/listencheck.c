@@ -194,7 +194,7 @@ int listencheck_start(struct listencheck *lc)
 
 uint64_t listencheck_relistens(const struct listencheck *lc)
 {
-	return atomic_load(&lc->relistens);
+	return lc ? atomic_load(&lc->relistens) : 0;
 }
 
 void listencheck_stop(struct listencheck *lc)

@@ -63,7 +63,7 @@ int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url,
 /* Starts the thread.  Returns 0 or ERR_NOMEM. */
 int listencheck_start(struct listencheck *lc);
 
-/* Listeners replaced so far (all sockets together). */
+/* Listeners replaced so far (all sockets together); 0 for NULL. */
 uint64_t listencheck_relistens(const struct listencheck *lc);
 
 /* Stops the thread (after the check in progress, if any: at most the

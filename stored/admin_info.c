@@ -9,6 +9,7 @@
 #include "../common/err.h"
 #include "../common/hex.h"
 #include "../common/jsonstr.h"
+#include "../common/listencheck.h"
 #include "admin_cmds.h"
 #include "db.h"
 #include "queue.h"
@@ -124,6 +125,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "commits", atomic_load(&st->commits));
 	admin__add_u64(o, "bad_requests", atomic_load(&st->rpc_bad));
 	admin__add_u64(o, "replies_dropped", atomic_load(&st->replies_dropped));
+	admin__add_u64(o, "listener_restarts", listencheck_relistens(s->listencheck));
 	admin__add_u64(o, "write_queue", queue_length(s->write_q));
 	admin__add_u64(o, "search_index_lag", (uint64_t)search_watermark_lag(&s->search));
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));

@@ -152,10 +152,9 @@ static void *stored_rpc_main(void *arg)
  * checks the three and listens again where one stopped. */
 static void stored_check_listeners(struct stored *s)
 {
-	struct listencheck *lc = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+	struct listencheck *lc = s->listencheck; /* made before any thread reads it */
 
-	if (!lc ||
-	    listencheck_add(lc, s->rpc, s->rpc_at.url, nng_req0_open, rpc_relisten_requests, s,
+	if (listencheck_add(lc, s->rpc, s->rpc_at.url, nng_req0_open, rpc_relisten_requests, s,
 			    "the request socket") ||
 	    listencheck_add(lc, s->pub, s->pub_at.url, nng_sub0_open, rpc_relisten_deliveries, s,
 			    "the delivery socket") ||
@@ -163,7 +162,6 @@ static void stored_check_listeners(struct stored *s)
 			    "the admin socket") ||
 	    listencheck_start(lc))
 		fatalx("cannot start the listener check");
-	s->listencheck = lc;
 }
 
 static void stored_start(struct stored *s, struct stored_threads *t)
@@ -188,7 +186,8 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	visible_mark_advance(&s->visible, last_seq);
 	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
 		fatalx("cannot start the broadcaster or the query threads");
-	if (rpc_open(s) || admin_start(s, &t->admin))
+	s->listencheck = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+	if (!s->listencheck || rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
 	stored_check_listeners(s);
 	if (pthread_create(&t->rpc, NULL, stored_rpc_main, s))

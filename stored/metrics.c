@@ -17,6 +17,7 @@
 #include "../common/err.h"
 #include "../common/heaptrim.h"
 #include "../common/histo.h"
+#include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "db.h"
@@ -98,6 +99,9 @@ static void metrics_stored(struct metrics *m)
 	metrics_line(b, "relay_replies_dropped_total", "counter",
 		     "Replies to a worker that was gone or not reading.", -1,
 		     (double)atomic_load(&st->replies_dropped));
+	metrics_line(b, "relay_listener_restarts_total", "counter",
+		     "stored's sockets listened on again after nng stopped taking connections.", -1,
+		     (double)listencheck_relistens(m->s->listencheck));
 	metrics_line(b, "relay_subscriptions", "gauge", "Live subscriptions.", -1,
 		     (double)atomic_load(&st->subscriptions));
 	metrics_line(b, "relay_db_bytes", "gauge", "Size of the database file.", -1,

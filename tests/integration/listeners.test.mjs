@@ -12,7 +12,8 @@
  * as a health check would, and then needs someone new to get through it:
  *   - stored's request and delivery sockets: a worker restarted afterwards
  *     serves, and its subscriptions get live events;
- *   - stored's admin socket: relayctl answers;
+ *   - stored's admin socket: relayctl answers, and stats and /metrics
+ *     count the listeners stored replaced;
  *   - a worker's reply socket: after the next stored restart that worker
  *     gets stored's answers again.
  * Against a relay without the check each of these fails (checked).
@@ -84,6 +85,12 @@ describe('listeners after a connect-and-close', () => {
       return out !== null;
     }, { timeout: 20000, interval: 100, what: 'relayctl workers answered' });
     assert.match(out, /worker 2/);
+    /* stored counts the listeners it replaced (none on an nng without the fault). */
+    const stats = JSON.parse((await relay.relayctl('--json', 'stats')).stdout);
+    assert.ok(Number.isInteger(stats.listener_restarts), JSON.stringify(stats));
+    const line = new RegExp(`^relay_listener_restarts_total ${stats.listener_restarts}$`, 'm');
+    await until(async () => line.test((await relay.httpGet('/metrics')).body),
+      { timeout: 5000, interval: 100, what: `/metrics to say ${stats.listener_restarts} listener restarts` });
   });
 
   it("a worker's reply socket: the worker gets stored's answers after stored restarts", async () => {
