@@ -1,7 +1,7 @@
 /*
  * test_listencheck.c - checks common/listencheck.c against the nng fault
- * it exists for: after a connect-and-close on an IPC listener's socket
- * file, new peers reach the listening socket again within a few checks; a
+ * it exists for: after peers that close before the SP handshake is done,
+ * new peers reach an IPC listening socket again within a few checks; a
  * healthy listener is never replaced; and a pipe from another process is
  * not taken for a check's own.  On nng 1.5.2 (Debian 12's) it also shows
  * the fault itself: without a check, a peer that connects after such a
@@ -64,8 +64,14 @@ static int open_push(nng_socket *peer)
 	return nng_push0_open(peer);
 }
 
-/* What a health check with `nc -U -z` does: connect, then close at once. */
-static void probe(const struct listening *l)
+/* A peer gone before the listener's half of the SP handshake, made
+ * certain: connect, refuse to read (so the listener's header write fails,
+ * as it does when a `nc -U -z` closes first), give the listener time to
+ * try, close.  This is what stops an nng 1.5.2 listener, though not every
+ * time (it also depends on nng's own accept being pending then), so the
+ * tests probe PROBES times. */
+#define PROBES 5
+static void probe_once(const struct listening *l)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -73,7 +79,15 @@ static void probe(const struct listening *l)
 	ck_assert_int_ge(fd, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", l->url + strlen("ipc://"));
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(shutdown(fd, SHUT_RD), 0);
+	usleep(100 * 1000);
 	close(fd);
+}
+
+static void probe(const struct listening *l)
+{
+	for (int i = 0; i < PROBES; i++)
+		probe_once(l);
 }
 
 static double now_s(void)
@@ -143,10 +157,11 @@ START_TEST(test_probe_then_new_peers_are_read)
 	ck_assert_int_eq(listencheck_start(lc), 0);
 	ck_assert(new_peer_is_read(&l));
 	probe(&l);
-	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s after the probe");
-	/* On an nng with the fault the listener had to be replaced; on one
-	 * without it, nothing was. */
+	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s after the probes");
 	ck_assert_uint_eq(listencheck_relistens(lc), (uint64_t)l.relistened);
+	/* With the fault (nng 1.5.2) the listener had to be replaced. */
+	if (strcmp(nng_version(), "1.5.2") == 0)
+		ck_assert_uint_ge(listencheck_relistens(lc), 1);
 	listencheck_stop(lc);
 	nng_close(l.sock);
 	listencheck_free(lc);
@@ -164,7 +179,7 @@ START_TEST(test_nng_152_fault_without_a_check)
 	ck_assert(new_peer_is_read(&l));
 	probe(&l);
 	usleep(100 * 1000);
-	ck_assert_msg(!new_peer_read_within(&l, 1.0), "nng 1.5.2 read a peer after a probe");
+	ck_assert_msg(!new_peer_read_within(&l, 1.0), "nng 1.5.2 read a peer after the probes");
 	nng_close(l.sock);
 }
 END_TEST
