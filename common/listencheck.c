@@ -2,17 +2,24 @@
  * connections (see listencheck.h). */
 #include "listencheck.h"
 
+#include <errno.h>
 #include <nng/transport/ipc/ipc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "err.h"
 #include "log.h"
 
+/* How long a stop waits past a check's timeout before leaving the thread. */
+#define LISTENCHECK_STOP_MARGIN_S 2
 /* How often a waiting check looks again. */
 #define LISTENCHECK_POLL_MS 10
 
@@ -21,11 +28,10 @@ struct check {
 	nng_socket sock;
 	char url[256];
 	char what[64];
-	listencheck_open_fn open_peer;
+	uint16_t peer_proto;
 	listencheck_relisten_fn relisten;
 	void *arg;
-	atomic_uint seen;    /* pipes from this process the socket took */
-	atomic_bool peer_up; /* the current check's own side is connected */
+	atomic_uint seen; /* pipes from this process the socket took */
 };
 
 struct listencheck {
@@ -34,6 +40,7 @@ struct listencheck {
 	struct check checks[LISTENCHECK_MAX];
 	pthread_t thread;
 	bool started, stop;
+	bool abandoned; /* its thread did not stop in time: lc must stay */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	atomic_uint_fast64_t relistens;
@@ -56,16 +63,6 @@ static void check_listened_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		atomic_fetch_add(&c->seen, 1);
 }
 
-/* On nng's thread: the check's own socket has its pipe. */
-static void check_dialed_pipe(nng_pipe pipe, nng_pipe_ev ev, void *arg)
-{
-	struct check *c = arg;
-
-	(void)pipe;
-	(void)ev;
-	atomic_store(&c->peer_up, true);
-}
-
 struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms)
 {
 	struct listencheck *lc = calloc(1, sizeof(*lc));
@@ -79,20 +76,20 @@ struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms)
 	return lc;
 }
 
-int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url,
-		    listencheck_open_fn open_peer, listencheck_relisten_fn relisten, void *arg,
-		    const char *what)
+int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url, uint16_t peer_proto,
+		    listencheck_relisten_fn relisten, void *arg, const char *what)
 {
 	struct check *c;
 
-	if (lc->n == LISTENCHECK_MAX || lc->started)
+	if (lc->n == LISTENCHECK_MAX || lc->started || strncmp(url, "ipc://", 6) != 0 ||
+	    strlen(url + 6) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return ERR_INVAL;
 	c = &lc->checks[lc->n++];
 	c->lc = lc;
 	c->sock = sock;
 	snprintf(c->url, sizeof(c->url), "%s", url);
 	snprintf(c->what, sizeof(c->what), "%s", what);
-	c->open_peer = open_peer;
+	c->peer_proto = peer_proto;
 	c->relisten = relisten;
 	c->arg = arg;
 	nng_pipe_notify(sock, NNG_PIPE_EV_ADD_POST, check_listened_pipe, c);
@@ -120,45 +117,70 @@ static bool listencheck_sleep(struct listencheck *lc, uint32_t ms)
 	return go;
 }
 
-/* Dials c once and waits for both ends to report the pipe.  Returns true
- * if the socket took it (or the check could not be made),
- * false if its listener needs replacing; *peer is left open for the
- * caller to close after any replacement. */
-static bool check_once(struct check *c, nng_socket *peer, bool *opened)
+static int64_t now_ms(void)
 {
-	unsigned base;
+	struct timespec ts;
 
-	*opened = false;
-	if (c->open_peer(peer)) {
-		log_warnx("listener check of %s: cannot open a socket", c->what);
-		return true;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Connects to c's path and sends our SP header; fd stays open (or -1). */
+static int check_connect(const struct check *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval wait = { (time_t)(c->lc->timeout_ms / 1000),
+				(suseconds_t)(c->lc->timeout_ms % 1000) * 1000 };
+	uint8_t header[8] = { 0, 'S', 'P', 0, (uint8_t)(c->peer_proto >> 8), (uint8_t)c->peer_proto, 0, 0 };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", c->url + strlen("ipc://"));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof(wait));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, header, sizeof(header), MSG_NOSIGNAL) != (ssize_t)sizeof(header)) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
 	}
-	*opened = true;
-	atomic_store(&c->peer_up, false);
-	base = atomic_load(&c->seen);
-	nng_pipe_notify(*peer, NNG_PIPE_EV_ADD_POST, check_dialed_pipe, c);
-	/* One connection per check: no redial of our own while we wait. */
-	nng_socket_set_ms(*peer, NNG_OPT_RECONNMINT, 60000);
-	nng_socket_set_ms(*peer, NNG_OPT_RECONNMAXT, 60000);
-	if (nng_dial(*peer, c->url, NULL, NNG_FLAG_NONBLOCK))
+	return fd;
+}
+
+/* One check of c: the handshake on *fd, then the listening socket's own
+ * report of the pipe.  True if it came within the timeout (or the check
+ * could not be made here); *fd is left for the caller to close. */
+static bool check_once(struct check *c, int *fd)
+{
+	int64_t deadline = now_ms() + c->lc->timeout_ms;
+	unsigned base = atomic_load(&c->seen);
+	uint8_t theirs[8];
+
+	*fd = check_connect(c);
+	if (*fd < 0)
+		return errno == EMFILE || errno == ENFILE; /* out of descriptors: not its fault */
+	/* Their header, within the timeout (SO_RCVTIMEO): the listener took
+	 * the connection and answered the handshake. */
+	if (recv(*fd, theirs, sizeof(theirs), MSG_WAITALL) != (ssize_t)sizeof(theirs) ||
+	    theirs[1] != 'S' || theirs[2] != 'P')
 		return false;
-	/* Not cut short by a stop: closing our end mid-handshake is the very
-	 * thing that stops a listener. */
-	for (uint32_t waited = 0; waited < c->lc->timeout_ms; waited += LISTENCHECK_POLL_MS) {
-		if (atomic_load(&c->peer_up) && atomic_load(&c->seen) != base)
-			return true;
+	/* The socket above it reports the pipe, unless the fault stopped it. */
+	while (atomic_load(&c->seen) == base) {
+		if (now_ms() >= deadline)
+			return false;
 		nanosleep(&(struct timespec){ 0, LISTENCHECK_POLL_MS * 1000000L }, NULL);
 	}
-	return atomic_load(&c->peer_up) && atomic_load(&c->seen) != base;
+	return true;
 }
 
 static void check_run(struct check *c)
 {
-	nng_socket peer;
-	bool opened;
-	bool ok = check_once(c, &peer, &opened);
+	int fd;
 
-	if (!ok) {
+	if (!check_once(c, &fd)) {
 		log_warnx("%s (%s) took no connection within %u ms; listening again", c->what, c->url,
 			  c->lc->timeout_ms);
 		if (c->relisten(c->arg) == 0)
@@ -167,10 +189,10 @@ static void check_run(struct check *c)
 			log_warnx("%s: listening again failed; next check in %u ms", c->what,
 				  c->lc->interval_ms);
 	}
-	/* Only now: our half of the handshake is done, or the listener we
-	 * waited for is gone, so this close cannot stop a listener. */
-	if (opened)
-		nng_close(peer);
+	/* Only now: both headers have crossed, or the listener we waited
+	 * for is gone, so this close cannot stop a listener. */
+	if (fd >= 0)
+		close(fd);
 }
 
 static void *listencheck_main(void *arg)
@@ -205,8 +227,19 @@ void listencheck_stop(struct listencheck *lc)
 	lc->stop = true;
 	pthread_cond_signal(&lc->wake);
 	pthread_mutex_unlock(&lc->lock);
-	if (lc->started)
-		pthread_join(lc->thread, NULL);
+	if (lc->started) {
+		/* A check takes at most the timeout; past that margin the thread
+		 * is stuck inside nng (listening again closes a listener, and
+		 * nng 1.5.2 can hang there), and a stop must not wait for it. */
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(lc->timeout_ms / 1000) + LISTENCHECK_STOP_MARGIN_S;
+		if (pthread_timedjoin_np(lc->thread, NULL, &until) != 0) {
+			log_warnx("the listener check did not stop; leaving it");
+			lc->abandoned = true;
+		}
+	}
 	lc->started = false;
 }
 
@@ -215,6 +248,8 @@ void listencheck_free(struct listencheck *lc)
 	if (!lc)
 		return;
 	listencheck_stop(lc);
+	if (lc->abandoned)
+		return; /* its thread may still touch lc */
 	pthread_mutex_destroy(&lc->lock);
 	pthread_cond_destroy(&lc->wake);
 	free(lc);

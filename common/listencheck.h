@@ -15,16 +15,21 @@
  * mid-handshake), and only a restart of the listening process undid it.
  *
  * So each listening socket is checked: every interval a thread of this
- * process dials it from a socket of the peer protocol and waits until the
- * listening socket itself reports the new pipe (an ADD_POST whose peer is
- * this process).  A listener that does not within the timeout is listened
- * again by its owner's callback: closing the old listener closes every pipe
- * it made, the stuck ones included, and their peers redial the new one, as
- * after a restart of this process but with its state kept.
+ * process connects to its path and does the SP handshake by hand (an
+ * 8-byte header each way, claiming the listening socket's peer protocol),
+ * then waits until the listening socket itself reports the new pipe (an
+ * ADD_POST whose peer is this process).  A listener that does not within
+ * the timeout is listened again by its owner's callback: closing the old
+ * listener closes every pipe it made, the stuck ones included, and their
+ * peers redial the new one, as after a restart of this process but with
+ * its state kept.
  *
- * The check's own connection is closed only once its side of the handshake
- * is done (the listener then has both headers, so the close cannot hit the
- * fault), or after the listener it waited for has been replaced.
+ * The check uses a plain socket, not an nng one, because nng 1.5.2 can
+ * also hang for good in nng_close() (nng issue #1543): a first version
+ * that opened and closed an nng socket per check hung a stored at exit.
+ * Its connection is closed only once both headers have crossed (the
+ * listener has ours, so the close cannot hit the fault), or after the
+ * listener it waited for has been replaced.
  */
 #ifndef COMMON_LISTENCHECK_H
 #define COMMON_LISTENCHECK_H
@@ -37,10 +42,13 @@
 #define LISTENCHECK_TIMEOUT_MS 1000
 #define LISTENCHECK_MAX 4
 
+/* SP protocol numbers a check speaks as: the peer of the socket checked. */
+#define LISTENCHECK_AS_REQ 0x30  /* to a REP socket */
+#define LISTENCHECK_AS_SUB 0x21  /* to a PUB socket */
+#define LISTENCHECK_AS_PUSH 0x50 /* to a PULL socket */
+
 struct listencheck;
 
-/* Opens an unconnected socket of the listening socket's peer protocol. */
-typedef int (*listencheck_open_fn)(nng_socket *peer);
 /* Closes the owner's listener and listens on the same path again; runs on
  * the checker's thread.  Returns 0, or nonzero (logged; retried at the
  * next failed check). */
@@ -50,15 +58,14 @@ typedef int (*listencheck_relisten_fn)(void *arg);
 struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms);
 
 /*
- * Checks sock, listening at url (ipc://), from sockets open_peer opens;
- * relisten(arg) replaces its listener.  Takes sock's ADD_POST pipe
- * notification (nng keeps one per socket and event).  what names it in
- * the log.  Before listencheck_start() only; returns 0, or ERR_INVAL past
- * LISTENCHECK_MAX.
+ * Checks sock, listening at url (ipc://), speaking as protocol peer_proto
+ * (LISTENCHECK_AS_*); relisten(arg) replaces its listener.  Takes sock's
+ * ADD_POST pipe notification (nng keeps one per socket and event).  what
+ * names it in the log.  Before listencheck_start() only; returns 0, or
+ * ERR_INVAL past LISTENCHECK_MAX or for a url that is not ipc://.
  */
-int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url,
-		    listencheck_open_fn open_peer, listencheck_relisten_fn relisten, void *arg,
-		    const char *what);
+int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url, uint16_t peer_proto,
+		    listencheck_relisten_fn relisten, void *arg, const char *what);
 
 /* Starts the thread.  Returns 0 or ERR_NOMEM. */
 int listencheck_start(struct listencheck *lc);
@@ -67,12 +74,13 @@ int listencheck_start(struct listencheck *lc);
 uint64_t listencheck_relistens(const struct listencheck *lc);
 
 /* Stops the thread (after the check in progress, if any: at most the
- * timeout); NULL is a no-op.  Call before closing the checked sockets. */
+ * timeout; one stuck inside nng longer than that is left behind, logged);
+ * NULL is a no-op.  Call before closing the checked sockets. */
 void listencheck_stop(struct listencheck *lc);
 
-/* Stops it if running and frees lc; NULL is a no-op.  Call after the
- * checked sockets are closed: their pipe callbacks point into lc until
- * then. */
+/* Stops it if running and frees lc (not if its thread was left behind);
+ * NULL is a no-op.  Call after the checked sockets are closed: their pipe
+ * callbacks point into lc until then. */
 void listencheck_free(struct listencheck *lc);
 
 /* True if pipe's peer is this process: a check's connection, which pipe

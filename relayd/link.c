@@ -4,7 +4,6 @@
 #include <nng/nng.h>
 #include <glob.h>
 #include <nng/protocol/pipeline0/pull.h>
-#include <nng/protocol/pipeline0/push.h>
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
@@ -290,7 +289,7 @@ int link_open(struct relayd *r)
 		return ERR_NNG;
 	r->listencheck = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
 	if (!r->listencheck ||
-	    listencheck_add(r->listencheck, r->reply, r->reply_url, nng_push0_open,
+	    listencheck_add(r->listencheck, r->reply, r->reply_url, LISTENCHECK_AS_PUSH,
 			    link_relisten_replies, r, "the reply socket") ||
 	    listencheck_start(r->listencheck))
 		return ERR_NOMEM;

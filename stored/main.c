@@ -10,8 +10,6 @@
  */
 #include <errno.h>
 #include <nng/nng.h>
-#include <nng/protocol/pubsub0/sub.h>
-#include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -154,11 +152,11 @@ static void stored_check_listeners(struct stored *s)
 {
 	struct listencheck *lc = s->listencheck; /* made before any thread reads it */
 
-	if (listencheck_add(lc, s->rpc, s->rpc_at.url, nng_req0_open, rpc_relisten_requests, s,
+	if (listencheck_add(lc, s->rpc, s->rpc_at.url, LISTENCHECK_AS_REQ, rpc_relisten_requests, s,
 			    "the request socket") ||
-	    listencheck_add(lc, s->pub, s->pub_at.url, nng_sub0_open, rpc_relisten_deliveries, s,
+	    listencheck_add(lc, s->pub, s->pub_at.url, LISTENCHECK_AS_SUB, rpc_relisten_deliveries, s,
 			    "the delivery socket") ||
-	    listencheck_add(lc, s->admin, s->admin_at.url, nng_req0_open, admin_relisten, s,
+	    listencheck_add(lc, s->admin, s->admin_at.url, LISTENCHECK_AS_REQ, admin_relisten, s,
 			    "the admin socket") ||
 	    listencheck_start(lc))
 		fatalx("cannot start the listener check");

@@ -59,11 +59,6 @@ static int listening_relisten(void *arg)
 	return nng_listen(l->sock, l->url, &l->listener, 0);
 }
 
-static int open_push(nng_socket *peer)
-{
-	return nng_push0_open(peer);
-}
-
 /* A peer gone before the listener's half of the SP handshake, made
  * certain: connect, refuse to read (so the listener's header write fails,
  * as it does when a `nc -U -z` closes first), give the listener time to
@@ -135,7 +130,7 @@ START_TEST(test_healthy_listener_is_kept)
 	struct listencheck *lc = listencheck_new(20, 1000);
 
 	listening_open(&l);
-	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, open_push, listening_relisten, &l, "test"), 0);
+	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, LISTENCHECK_AS_PUSH, listening_relisten, &l, "test"), 0);
 	ck_assert_int_eq(listencheck_start(lc), 0);
 	usleep(600 * 1000); /* about 25 checks */
 	listencheck_stop(lc);
@@ -153,7 +148,7 @@ START_TEST(test_probe_then_new_peers_are_read)
 	struct listencheck *lc = listencheck_new(50, 500);
 
 	listening_open(&l);
-	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, open_push, listening_relisten, &l, "test"), 0);
+	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, LISTENCHECK_AS_PUSH, listening_relisten, &l, "test"), 0);
 	ck_assert_int_eq(listencheck_start(lc), 0);
 	ck_assert(new_peer_is_read(&l));
 	probe(&l);
@@ -220,7 +215,7 @@ START_TEST(test_pipe_of_another_process_is_not_own)
 }
 END_TEST
 
-START_TEST(test_add_is_bounded)
+START_TEST(test_add_is_bounded_and_ipc_only)
 {
 	struct listencheck *lc = listencheck_new(1000, 1000);
 	nng_socket s[LISTENCHECK_MAX + 1];
@@ -229,7 +224,7 @@ START_TEST(test_add_is_bounded)
 		int rc;
 
 		ck_assert_int_eq(nng_pull0_open(&s[i]), 0);
-		rc = listencheck_add(lc, s[i], "ipc:///nonexistent", open_push, listening_relisten, NULL,
+		rc = listencheck_add(lc, s[i], "ipc:///nonexistent", LISTENCHECK_AS_PUSH, listening_relisten, NULL,
 				     "x");
 		if (i < LISTENCHECK_MAX)
 			ck_assert_int_eq(rc, 0);
@@ -238,6 +233,19 @@ START_TEST(test_add_is_bounded)
 	}
 	for (int i = 0; i <= LISTENCHECK_MAX; i++)
 		nng_close(s[i]);
+	listencheck_free(lc);
+
+	/* Only ipc:// paths a Unix socket address can hold. */
+	lc = listencheck_new(1000, 1000);
+	ck_assert_int_eq(nng_pull0_open(&s[0]), 0);
+	ck_assert_int_ne(listencheck_add(lc, s[0], "tcp://127.0.0.1:1", LISTENCHECK_AS_PUSH,
+					 listening_relisten, NULL, "x"), 0);
+	char longurl[300] = "ipc:///";
+	memset(longurl + 7, 'a', sizeof(longurl) - 8);
+	longurl[sizeof(longurl) - 1] = '\0';
+	ck_assert_int_ne(listencheck_add(lc, s[0], longurl, LISTENCHECK_AS_PUSH, listening_relisten,
+					 NULL, "x"), 0);
+	nng_close(s[0]);
 	listencheck_free(lc);
 }
 END_TEST
@@ -253,7 +261,7 @@ static Suite *listencheck_suite(void)
 	tcase_add_test(tc, test_probe_then_new_peers_are_read);
 	tcase_add_test(tc, test_nng_152_fault_without_a_check);
 	tcase_add_test(tc, test_pipe_of_another_process_is_not_own);
-	tcase_add_test(tc, test_add_is_bounded);
+	tcase_add_test(tc, test_add_is_bounded_and_ipc_only);
 	suite_add_tcase(s, tc);
 	return s;
 }
