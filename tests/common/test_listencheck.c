@@ -27,15 +27,10 @@
 
 TMPDIR_SUITE("listencheck")
 
-/*
- * Under `make sanitize`: a listener stopped by nng 1.5.2's fault and then
- * closed leaves its endpoint and the pipes stuck on it unreachable inside
- * nng (about 6 KB, allocated by nng_listen and nng's own threads; nng_fini
- * does not free them either), and LeakSanitizer reports them when the test
- * that replaced one exits.  That memory is nng's, lost by nng's fault, so
- * this binary alone suppresses leaks inside libnng; the daemons keep the
- * project's narrow list (tests/lsan.supp).  LeakSanitizer calls this.
- */
+/* Under `make sanitize`: a replaced listener leaves memory inside nng that
+ * LeakSanitizer would report when the test that replaced one exits; this
+ * binary alone suppresses leaks inside libnng (tests/lsan-nng-fault.supp
+ * says why).  LeakSanitizer calls this. */
 const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void)
 {
