@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "err.h"
 #include "log.h"
 
@@ -72,7 +73,11 @@ struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms)
 	lc->interval_ms = interval_ms;
 	lc->timeout_ms = timeout_ms;
 	pthread_mutex_init(&lc->lock, NULL);
-	pthread_cond_init(&lc->wake, NULL);
+	if (deadline_cond_init(&lc->wake)) {
+		pthread_mutex_destroy(&lc->lock);
+		free(lc);
+		return NULL;
+	}
 	return lc;
 }
 
@@ -102,27 +107,13 @@ static bool listencheck_sleep(struct listencheck *lc, uint32_t ms)
 	struct timespec until;
 	bool go;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	deadline_after_ms(&until, CLOCK_MONOTONIC, (int)ms);
 	pthread_mutex_lock(&lc->lock);
 	if (!lc->stop)
 		pthread_cond_timedwait(&lc->wake, &lc->lock, &until);
 	go = !lc->stop;
 	pthread_mutex_unlock(&lc->lock);
 	return go;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Connects to c's path and sends our SP header; fd stays open (or -1). */
@@ -155,7 +146,7 @@ static int check_connect(const struct check *c)
  * could not be made here); *fd is left for the caller to close. */
 static bool check_once(struct check *c, int *fd)
 {
-	int64_t deadline = now_ms() + c->lc->timeout_ms;
+	int64_t deadline = deadline_now_ms() + c->lc->timeout_ms;
 	unsigned base = atomic_load(&c->seen);
 	uint8_t theirs[8];
 
@@ -169,7 +160,7 @@ static bool check_once(struct check *c, int *fd)
 		return false;
 	/* The socket above it reports the pipe, unless the fault stopped it. */
 	while (atomic_load(&c->seen) == base) {
-		if (now_ms() >= deadline)
+		if (deadline_now_ms() >= deadline)
 			return false;
 		nanosleep(&(struct timespec){ 0, LISTENCHECK_POLL_MS * 1000000L }, NULL);
 	}
@@ -231,10 +222,10 @@ void listencheck_stop(struct listencheck *lc)
 		/* A check takes at most the timeout; past that margin the thread
 		 * is stuck inside nng (listening again closes a listener, and
 		 * nng 1.5.2 can hang there), and a stop must not wait for it. */
-		struct timespec until;
+		struct timespec until; /* pthread_timedjoin_np() counts on CLOCK_REALTIME */
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += (time_t)(lc->timeout_ms / 1000) + LISTENCHECK_STOP_MARGIN_S;
+		deadline_after_ms(&until, CLOCK_REALTIME,
+				  (int)lc->timeout_ms + LISTENCHECK_STOP_MARGIN_S * 1000);
 		if (pthread_timedjoin_np(lc->thread, NULL, &until) != 0) {
 			log_warnx("the listener check did not stop; leaving it");
 			lc->abandoned = true;

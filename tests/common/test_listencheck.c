@@ -134,14 +134,25 @@ static bool new_peer_read_within(struct listening *l, double seconds)
 	return false;
 }
 
+/* A checker of l alone, started. */
+static struct listencheck *checker_of(struct listening *l, uint32_t interval_ms, uint32_t timeout_ms)
+{
+	struct listencheck *lc = listencheck_new(interval_ms, timeout_ms);
+
+	ck_assert_ptr_nonnull(lc);
+	ck_assert_int_eq(listencheck_add(lc, l->sock, l->url, LISTENCHECK_AS_PUSH, listening_relisten, l, "test"),
+			 0);
+	ck_assert_int_eq(listencheck_start(lc), 0);
+	return lc;
+}
+
 START_TEST(test_healthy_listener_is_kept)
 {
 	struct listening l;
-	struct listencheck *lc = listencheck_new(20, 1000);
+	struct listencheck *lc;
 
 	listening_open(&l);
-	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, LISTENCHECK_AS_PUSH, listening_relisten, &l, "test"), 0);
-	ck_assert_int_eq(listencheck_start(lc), 0);
+	lc = checker_of(&l, 20, 1000);
 	usleep(600 * 1000); /* about 25 checks */
 	listencheck_stop(lc);
 	ck_assert_int_eq(l.relistened, 0);
@@ -155,11 +166,10 @@ END_TEST
 START_TEST(test_probe_then_new_peers_are_read)
 {
 	struct listening l;
-	struct listencheck *lc = listencheck_new(50, 500);
+	struct listencheck *lc;
 
 	listening_open(&l);
-	ck_assert_int_eq(listencheck_add(lc, l.sock, l.url, LISTENCHECK_AS_PUSH, listening_relisten, &l, "test"), 0);
-	ck_assert_int_eq(listencheck_start(lc), 0);
+	lc = checker_of(&l, 50, 500);
 	ck_assert(new_peer_is_read(&l));
 	probe(&l);
 	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s after the probes");
