@@ -62,6 +62,24 @@ int queue_push(struct queue *q, void *item)
 	return rc;
 }
 
+size_t queue_push_many(struct queue *q, void *const *items, size_t n)
+{
+	size_t done = 0;
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->closed) {
+		for (; done < n && q->count < q->capacity; done++) {
+			q->items[(q->head + q->count) % q->capacity] = items[done];
+			q->count++;
+		}
+		/* Every consumer may take part of them (the query pool has several). */
+		if (done)
+			pthread_cond_broadcast(&q->nonempty);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return done;
+}
+
 static void *queue_take_locked(struct queue *q)
 {
 	void *item = q->items[q->head];

@@ -20,6 +20,12 @@ struct queue *queue_new(size_t capacity);
 void queue_free(struct queue *q);
 /* Appends item.  Returns 0, ERR_FULL, or ERR_CLOSED after queue_close(). */
 int queue_push(struct queue *q, void *item);
+/* Appends items[0..n) in order under one lock and one wake-up, as many as
+ * fit.  Returns how many were appended (0 after queue_close()).  A producer
+ * with many items for a consumer of higher priority uses this: pushing them
+ * one by one lets the consumer preempt it at every push to take one item
+ * (bench/RESULTS.md, item 40). */
+size_t queue_push_many(struct queue *q, void *const *items, size_t n);
 /* Removes the oldest item, waiting for one.  Returns NULL once the queue is
  * closed and empty. */
 void *queue_pop(struct queue *q);

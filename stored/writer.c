@@ -31,6 +31,7 @@ struct writer {
 	struct write_job **batch;
 	enum ingest_outcome *outcome;
 	int64_t *seq;
+	struct bcast_job **forward; /* the committed batch's jobs for the broadcaster */
 	const char **why; /* INGEST_REFUSED: the message */
 	struct msg_event_results_item *results; /* the batch's replies */
 	struct rpc_return *result_to;            /* where each goes */
@@ -167,22 +168,20 @@ static void writer_count_reject(struct stored_stats *st, const char *message)
 	atomic_fetch_add(&st->rejects[reason], 1);
 }
 
-/* Hands a committed event to the broadcaster; the job's event moves. */
-static void writer_forward(struct writer *w, struct write_job *job, int64_t seq)
+/* Makes the broadcaster's job for a committed event; the job's event
+ * moves.  NULL without memory (the event is then not delivered live). */
+static struct bcast_job *writer_forward_job(struct write_job *job, int64_t seq)
 {
 	struct bcast_job *b = calloc(1, sizeof(*b));
 
 	if (!b)
-		return;
+		return NULL;
 	b->kind = BCAST_EVENT;
 	b->seq = seq;
 	b->event = job->event;
 	memset(&job->event, 0, sizeof(job->event));
 	memcpy(job->event.id, b->event.id, EVENT_ID_LEN); /* for its author's OK */
-	if (queue_push(w->s->bcast_q, b)) {
-		log_warnx("broadcast queue full: a live delivery was dropped");
-		bcast_job_free(b);
-	}
+	return b;
 }
 
 /* Removes what has expired (NIP-40), a bounded slice per transaction so a
@@ -327,13 +326,29 @@ static int writer_exec(struct writer *w, const char *sql)
 }
 
 /* Hands the batch's stored events to the broadcaster, in commit order,
- * once: from the WAL's sync (writer_commit_written) or after the commit. */
+ * once: from the WAL's sync (writer_commit_written) or after the commit.
+ * All in one push: the broadcaster runs at a higher priority than the
+ * writer, and one push per event let it preempt the writer to take each
+ * event alone, two context switches per event (bench/RESULTS.md, item 40). */
 static void writer_publish(struct writer *w)
 {
-	for (size_t i = 0; i < w->unpublished; i++)
-		if (w->outcome[i] == INGEST_STORED)
-			writer_forward(w, w->batch[i], w->seq[i]);
+	size_t n = 0, pushed;
+
+	for (size_t i = 0; i < w->unpublished; i++) {
+		struct bcast_job *b;
+
+		if (w->outcome[i] != INGEST_STORED)
+			continue;
+		b = writer_forward_job(w->batch[i], w->seq[i]);
+		if (b)
+			w->forward[n++] = b;
+	}
 	w->unpublished = 0;
+	pushed = queue_push_many(w->s->bcast_q, (void *const *)w->forward, n);
+	if (pushed < n)
+		log_warnx("broadcast queue full: %zu live deliveries dropped", n - pushed);
+	for (size_t i = pushed; i < n; i++)
+		bcast_job_free(w->forward[i]);
 }
 
 /*
@@ -424,6 +439,7 @@ static void writer_free(struct writer *w)
 	free(w->batch);
 	free(w->outcome);
 	free(w->seq);
+	free(w->forward);
 	free(w->why);
 	free(w->results);
 	free(w->result_to);
@@ -521,12 +537,13 @@ int writer_start(struct stored *s, pthread_t *thread)
 	w->batch = calloc(n, sizeof(*w->batch));
 	w->outcome = calloc(n, sizeof(*w->outcome));
 	w->seq = calloc(n, sizeof(*w->seq));
+	w->forward = calloc(n, sizeof(*w->forward));
 	w->why = calloc(n, sizeof(*w->why));
 	w->results = calloc(n, sizeof(*w->results));
 	w->result_to = calloc(n, sizeof(*w->result_to));
 	w->group = calloc(n, sizeof(*w->group));
 	w->sent = calloc(n, sizeof(*w->sent));
-	if (!w->batch || !w->outcome || !w->seq || !w->why || !w->results || !w->result_to ||
+	if (!w->batch || !w->outcome || !w->seq || !w->forward || !w->why || !w->results || !w->result_to ||
 	    !w->group || !w->sent ||
 	    db_open(s->db_path, true, s->cfg.db_synchronous, &w->db) ||
 	    !(w->ingest = ingest_new(w->db)) || writer_open_search(w)) {

@@ -1,8 +1,10 @@
 /*
  * test_queue.c - checks stored/queue.c: FIFO order across wrap-around,
- * refusal when full, close semantics, pop_nowait, that a blocked consumer is
- * woken by a push and by close, and under threads that every item arrives
- * exactly once with each producer's order kept.
+ * refusal when full, push_many (order, a partial push when nearly full,
+ * one call waking every waiting consumer), close semantics, pop_nowait,
+ * that a blocked consumer is woken by a push and by close, and under
+ * threads that every item arrives exactly once with each producer's order
+ * kept.
  *
  * Items are small integers cast to pointers (never 0, which queue_pop uses
  * for "closed").  In the threaded tests an item carries its producer and its
@@ -141,6 +143,31 @@ START_TEST(test_free_null)
 }
 END_TEST
 
+/* push_many appends in order after what is queued, across the ring's end,
+ * and stops where the queue is full. */
+START_TEST(test_push_many)
+{
+	struct queue *q = queue_new(5);
+	void *items[] = { ITEM(10), ITEM(11), ITEM(12), ITEM(13), ITEM(14) };
+
+	ck_assert_int_eq(queue_push(q, ITEM(1)), 0);
+	ck_assert_int_eq(queue_push(q, ITEM(2)), 0);
+	ck_assert_uint_eq(VALUE(queue_pop(q)), 1);
+	ck_assert_uint_eq(queue_push_many(q, items, 0), 0);
+	/* Room for 4 after item 2: 10..13 go in, 14 does not. */
+	ck_assert_uint_eq(queue_push_many(q, items, 5), 4);
+	ck_assert_uint_eq(queue_length(q), 5);
+	ck_assert_uint_eq(VALUE(queue_pop(q)), 2);
+	for (uintptr_t i = 10; i <= 13; i++)
+		ck_assert_uint_eq(VALUE(queue_pop(q)), i);
+	ck_assert_ptr_null(queue_pop_nowait(q));
+	queue_close(q);
+	ck_assert_uint_eq(queue_push_many(q, items, 2), 0);
+	ck_assert_uint_eq(queue_length(q), 0);
+	queue_free(q);
+}
+END_TEST
+
 struct waiter {
 	struct queue *q;
 	void *got;
@@ -169,6 +196,30 @@ START_TEST(test_pop_waits_for_push)
 	pthread_join(t, NULL);
 	ck_assert_uint_eq(VALUE(w.got), 42);
 	queue_free(w.q);
+}
+END_TEST
+
+/* One push_many wakes every blocked consumer that it has an item for. */
+START_TEST(test_push_many_wakes_all)
+{
+	struct waiter w[3];
+	pthread_t t[3];
+	struct queue *q = queue_new(4);
+	void *items[] = { ITEM(1), ITEM(2), ITEM(3) };
+	uintptr_t sum = 0;
+
+	for (int i = 0; i < 3; i++) {
+		w[i] = (struct waiter){ q, NULL, 0 };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, waiter_main, &w[i]), 0);
+	}
+	sleep_ms(50);
+	ck_assert_uint_eq(queue_push_many(q, items, 3), 3);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		sum += VALUE(w[i].got);
+	}
+	ck_assert_uint_eq(sum, 6);
+	queue_free(q);
 }
 END_TEST
 
@@ -340,10 +391,12 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_close_drains);
 	tcase_add_test(tc, test_close_full);
 	tcase_add_test(tc, test_free_null);
+	tcase_add_test(tc, test_push_many);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("threads");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_pop_waits_for_push);
+	tcase_add_test(tc, test_push_many_wakes_all);
 	tcase_add_test(tc, test_close_wakes_all);
 	tcase_add_test(tc, test_multi_producer_one_consumer);
 	tcase_add_test(tc, test_multi_producer_multi_consumer);
