@@ -111,7 +111,7 @@ integration: deps all node_modules
 test: unit integration
 
 # The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (tests/lsan.supp: the two leaks that are nng's, not ours).
+# (tests/lsan.supp: the leaks that are nng's, not ours).
 sanitize:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) SAN=address,undefined \
 		CFLAGS="-O1 -g" test

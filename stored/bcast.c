@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "jobs.h"
+#include "pub.h"
 #include "queue.h"
 #include "reply.h"
 #include "stored.h"
@@ -74,16 +75,10 @@ static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *
 	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, b->peers[worker].hello_id };
 	struct msg_deliver d = { ++b->peers[worker].seq, (uint64_t)b->current_seq,
 				 { ev->json, ev->json_len }, t->n, t->items };
-	nng_msg *msg;
 
 	buf_reset(&b->out);
-	if (msg_encode_deliver(&b->out, &h, &d) || nng_msg_alloc(&msg, 0))
+	if (msg_encode_deliver(&b->out, &h, &d) || pub_send(b->s, b->out.data, b->out.len))
 		return;
-	if (nng_msg_append(msg, b->out.data, b->out.len) ||
-	    nng_sendmsg(b->s->pub, msg, NNG_FLAG_NONBLOCK)) {
-		nng_msg_free(msg);
-		return;
-	}
 	atomic_fetch_add(&b->s->stats.deliveries, 1);
 }
 

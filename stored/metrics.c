@@ -2,7 +2,6 @@
 #include "metrics.h"
 
 #include <errno.h>
-#include <nng/nng.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "db.h"
+#include "pub.h"
 #include "queue.h"
 #include "stored.h"
 
@@ -238,7 +238,6 @@ static void metrics_publish(struct metrics *m)
 	struct histo ok = { 0 };
 	uint32_t workers = 0;
 	double conns = 0;
-	nng_msg *msg;
 
 	metrics_refresh(m, time(NULL));
 	buf_reset(&m->text);
@@ -252,11 +251,8 @@ static void metrics_publish(struct metrics *m)
 	metrics_summary(m, workers, conns);
 	struct msg_metrics body = { { m->text.data, (uint32_t)m->text.len },
 				    { m->json.data, (uint32_t)m->json.len } };
-	if (msg_encode_metrics(&m->out, &h, &body) || nng_msg_alloc(&msg, 0))
-		return;
-	if (nng_msg_append(msg, m->out.data, m->out.len) ||
-	    nng_sendmsg(m->s->pub, msg, NNG_FLAG_NONBLOCK))
-		nng_msg_free(msg);
+	if (msg_encode_metrics(&m->out, &h, &body) == 0)
+		pub_send(m->s, m->out.data, m->out.len);
 }
 
 /* A relay_info value ("" when unset), copied into out. */
@@ -282,7 +278,6 @@ static void metrics_publish_policy(struct metrics *m)
 	struct msg_header h = { PROTO_VERSION, MSG_POLICY, 0xffff, 0 };
 	struct msg_policy p = { .blocked_ips = views };
 	sqlite3_stmt *st;
-	nng_msg *msg;
 
 	metrics_info(m, "name", name, sizeof(name));
 	metrics_info(m, "description", description, sizeof(description));
@@ -300,11 +295,8 @@ static void metrics_publish_policy(struct metrics *m)
 		sqlite3_finalize(st);
 	}
 	buf_reset(&m->out);
-	if (msg_encode_policy(&m->out, &h, &p) || nng_msg_alloc(&msg, 0))
-		return;
-	if (nng_msg_append(msg, m->out.data, m->out.len) ||
-	    nng_sendmsg(m->s->pub, msg, NNG_FLAG_NONBLOCK))
-		nng_msg_free(msg);
+	if (msg_encode_policy(&m->out, &h, &p) == 0)
+		pub_send(m->s, m->out.data, m->out.len);
 }
 
 /* Sleeps a second, or until metrics_stop; true if it is time to stop.
