@@ -44,6 +44,16 @@ void queue_free(struct queue *q)
 	free(q);
 }
 
+/* Appends item if there is room; the caller holds the lock. */
+static bool queue_append_locked(struct queue *q, void *item)
+{
+	if (q->count == q->capacity)
+		return false;
+	q->items[(q->head + q->count) % q->capacity] = item;
+	q->count++;
+	return true;
+}
+
 int queue_push(struct queue *q, void *item)
 {
 	int rc = 0;
@@ -51,13 +61,10 @@ int queue_push(struct queue *q, void *item)
 	pthread_mutex_lock(&q->lock);
 	if (q->closed)
 		rc = ERR_CLOSED;
-	else if (q->count == q->capacity)
+	else if (!queue_append_locked(q, item))
 		rc = ERR_FULL;
-	else {
-		q->items[(q->head + q->count) % q->capacity] = item;
-		q->count++;
+	else
 		pthread_cond_signal(&q->nonempty);
-	}
 	pthread_mutex_unlock(&q->lock);
 	return rc;
 }
@@ -68,10 +75,8 @@ size_t queue_push_many(struct queue *q, void *const *items, size_t n)
 
 	pthread_mutex_lock(&q->lock);
 	if (!q->closed) {
-		for (; done < n && q->count < q->capacity; done++) {
-			q->items[(q->head + q->count) % q->capacity] = items[done];
-			q->count++;
-		}
+		while (done < n && queue_append_locked(q, items[done]))
+			done++;
 		/* Every consumer may take part of them (the query pool has several). */
 		if (done)
 			pthread_cond_broadcast(&q->nonempty);
