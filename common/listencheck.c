@@ -3,6 +3,7 @@
 #include "listencheck.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <nng/transport/ipc/ipc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -24,6 +25,14 @@
 /* How often a waiting check looks again. */
 #define LISTENCHECK_POLL_MS 10
 
+/* What one check found. */
+enum check_result {
+	CHECK_TAKEN,  /* the socket took the connection: healthy */
+	CHECK_GONE,   /* nothing listens at the path (its file was removed, say) */
+	CHECK_SILENT, /* connected, but no handshake came back: busy, or accepting no more */
+	CHECK_STUCK,  /* handshake answered, and the socket never took the pipe: the fault */
+};
+
 struct check {
 	struct listencheck *lc;
 	nng_socket sock;
@@ -33,6 +42,12 @@ struct check {
 	listencheck_relisten_fn relisten;
 	void *arg;
 	atomic_uint seen; /* pipes from this process the socket took */
+	unsigned silent;  /* CHECK_SILENT in a row */
+	/* Connections of silent checks that nothing has answered yet: closing
+	 * one before the listener's header came is what causes the fault, so
+	 * each is kept until it is answered or its listener is replaced. */
+	int held[LISTENCHECK_SILENT_CHECKS];
+	int nheld;
 };
 
 struct listencheck {
@@ -142,47 +157,128 @@ static int check_connect(const struct check *c)
 }
 
 /* One check of c: the handshake on *fd, then the listening socket's own
- * report of the pipe.  True if it came within the timeout (or the check
- * could not be made here); *fd is left for the caller to close. */
-static bool check_once(struct check *c, int *fd)
+ * report of the pipe, each within the timeout.  *fd is left for the caller;
+ * *unanswered says the listener has sent nothing on it yet. */
+static enum check_result check_once(struct check *c, int *fd, bool *unanswered)
 {
-	int64_t deadline = deadline_now_ms() + c->lc->timeout_ms;
+	int64_t deadline;
+	ssize_t got;
 	unsigned base = atomic_load(&c->seen);
 	uint8_t theirs[8];
 
+	*unanswered = false;
 	*fd = check_connect(c);
 	if (*fd < 0)
-		return errno == EMFILE || errno == ENFILE; /* out of descriptors: not its fault */
+		return errno == EMFILE || errno == ENFILE ? CHECK_TAKEN /* out of descriptors: not its fault */
+							 : CHECK_GONE;
 	/* Their header, within the timeout (SO_RCVTIMEO): the listener took
 	 * the connection and answered the handshake. */
-	if (recv(*fd, theirs, sizeof(theirs), MSG_WAITALL) != (ssize_t)sizeof(theirs) ||
-	    theirs[1] != 'S' || theirs[2] != 'P')
-		return false;
+	got = recv(*fd, theirs, sizeof(theirs), MSG_WAITALL);
+	*unanswered = got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	if (got != (ssize_t)sizeof(theirs) || theirs[1] != 'S' || theirs[2] != 'P')
+		return CHECK_SILENT;
 	/* The socket above it reports the pipe, unless the fault stopped it. */
+	deadline = deadline_now_ms() + c->lc->timeout_ms;
 	while (atomic_load(&c->seen) == base) {
 		if (deadline_now_ms() >= deadline)
-			return false;
+			return CHECK_STUCK;
 		nanosleep(&(struct timespec){ 0, LISTENCHECK_POLL_MS * 1000000L }, NULL);
 	}
+	return CHECK_TAKEN;
+}
+
+/* Whether what a check found calls for a new listener.  A stuck socket
+ * (the fault's own sign) or a missing path does at once.  A silent one
+ * does only after LISTENCHECK_SILENT_CHECKS in a row: the transport
+ * answers the handshake on nng's threads even when the fault has struck,
+ * so silence is most likely a process too busy to answer within the
+ * timeout, and replacing its listener would only drop its live pipes. */
+static bool check_calls_for_relisten(struct check *c, enum check_result found)
+{
+	if (found != CHECK_SILENT) {
+		c->silent = 0;
+		if (found == CHECK_GONE)
+			log_warnx("%s (%s): nothing listens there (%s); listening again", c->what, c->url,
+				  strerror(errno));
+		else if (found == CHECK_STUCK)
+			log_warnx("%s (%s) took no connection within %u ms; listening again", c->what,
+				  c->url, c->lc->timeout_ms);
+		return found != CHECK_TAKEN;
+	}
+	if (++c->silent == 1)
+		log_warnx("%s (%s) did not answer a connection within %u ms; listening again after %d"
+			  " such checks in a row",
+			  c->what, c->url, c->lc->timeout_ms, LISTENCHECK_SILENT_CHECKS);
+	if (c->silent < LISTENCHECK_SILENT_CHECKS)
+		return false;
+	log_warnx("%s (%s) answered no connection in %d checks in a row; listening again", c->what,
+		  c->url, LISTENCHECK_SILENT_CHECKS);
+	c->silent = 0;
 	return true;
+}
+
+/* Closes the held connections the listener has answered since (or
+ * closed): safe now.  Returns how many. */
+static int check_release_answered(struct check *c)
+{
+	int answered = 0;
+
+	for (int i = 0; i < c->nheld;) {
+		struct pollfd p = { .fd = c->held[i], .events = POLLIN };
+
+		if (poll(&p, 1, 0) == 1) {
+			close(c->held[i]);
+			c->held[i] = c->held[--c->nheld];
+			answered++;
+		} else {
+			i++;
+		}
+	}
+	return answered;
+}
+
+/* Closes every held connection: its listener was replaced (so the close
+ * cannot stop the new one), or the checks are over. */
+static void check_release_all(struct check *c)
+{
+	while (c->nheld)
+		close(c->held[--c->nheld]);
+}
+
+static void check_hold(struct check *c, int fd)
+{
+	if (c->nheld == LISTENCHECK_SILENT_CHECKS) { /* answers came late and silence again: rare */
+		close(c->held[0]);
+		c->held[0] = c->held[--c->nheld];
+	}
+	c->held[c->nheld++] = fd;
 }
 
 static void check_run(struct check *c)
 {
+	enum check_result found;
+	bool unanswered;
 	int fd;
 
-	if (!check_once(c, &fd)) {
-		log_warnx("%s (%s) took no connection within %u ms; listening again", c->what, c->url,
-			  c->lc->timeout_ms);
+	/* A late answer shows a listener that is slow, not stopped. */
+	if (check_release_answered(c))
+		c->silent = 0;
+	found = check_once(c, &fd, &unanswered);
+	if (check_calls_for_relisten(c, found)) {
 		if (c->relisten(c->arg) == 0)
 			atomic_fetch_add(&c->lc->relistens, 1);
 		else
 			log_warnx("%s: listening again failed; next check in %u ms", c->what,
 				  c->lc->interval_ms);
+		check_release_all(c);
+		unanswered = false;
 	}
-	/* Only now: both headers have crossed, or the listener we waited
-	 * for is gone, so this close cannot stop a listener. */
-	if (fd >= 0)
+	/* Closed only when both headers have crossed, or the listener has
+	 * answered otherwise, or the one we waited for is gone: then the
+	 * close cannot stop a listener. */
+	if (fd >= 0 && unanswered)
+		check_hold(c, fd);
+	else if (fd >= 0)
 		close(fd);
 }
 
@@ -194,11 +290,15 @@ static void *listencheck_main(void *arg)
 	while (listencheck_sleep(lc, lc->interval_ms))
 		for (int i = 0; i < lc->n; i++)
 			check_run(&lc->checks[i]);
+	for (int i = 0; i < lc->n; i++) /* the sockets close after this: no fault to cause */
+		check_release_all(&lc->checks[i]);
 	return NULL;
 }
 
 int listencheck_start(struct listencheck *lc)
 {
+	if (lc->interval_ms == 0)
+		return 0; /* checks are off */
 	if (pthread_create(&lc->thread, NULL, listencheck_main, lc))
 		return ERR_NOMEM;
 	lc->started = true;
@@ -219,13 +319,14 @@ void listencheck_stop(struct listencheck *lc)
 	pthread_cond_signal(&lc->wake);
 	pthread_mutex_unlock(&lc->lock);
 	if (lc->started) {
-		/* A check takes at most the timeout; past that margin the thread
+		/* A check takes at most twice the timeout (the handshake, then
+		 * the socket's report); past that margin the thread
 		 * is stuck inside nng (listening again closes a listener, and
 		 * nng 1.5.2 can hang there), and a stop must not wait for it. */
 		struct timespec until; /* pthread_timedjoin_np() counts on CLOCK_REALTIME */
 
 		deadline_after_ms(&until, CLOCK_REALTIME,
-				  (int)lc->timeout_ms + LISTENCHECK_STOP_MARGIN_S * 1000);
+				  2 * (int)lc->timeout_ms + LISTENCHECK_STOP_MARGIN_S * 1000);
 		if (pthread_timedjoin_np(lc->thread, NULL, &until) != 0) {
 			log_warnx("the listener check did not stop; leaving it");
 			lc->abandoned = true;

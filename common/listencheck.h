@@ -18,18 +18,24 @@
  * process connects to its path and does the SP handshake by hand (an
  * 8-byte header each way, claiming the listening socket's peer protocol),
  * then waits until the listening socket itself reports the new pipe (an
- * ADD_POST whose peer is this process).  A listener that does not within
- * the timeout is listened again by its owner's callback: closing the old
- * listener closes every pipe it made, the stuck ones included, and their
- * peers redial the new one, as after a restart of this process but with
- * its state kept.
+ * ADD_POST whose peer is this process).  A listener that answers the
+ * handshake but whose socket does not take the pipe within the timeout
+ * (the fault's own sign), or whose path nothing listens on any more (its
+ * file removed), is listened again by its owner's callback: closing the
+ * old listener closes every pipe it made, the stuck ones included, and
+ * their peers redial the new one, as after a restart of this process but
+ * with its state kept.  One that does not answer the handshake at all is
+ * more likely busy than stopped (the fault leaves the handshake working),
+ * so it is listened again only after LISTENCHECK_SILENT_CHECKS such checks
+ * in a row, and a late answer starts the count over.
  *
  * The check uses a plain socket, not an nng one, because nng 1.5.2 can
  * also hang for good in nng_close() (nng issue #1543): a first version
  * that opened and closed an nng socket per check hung a stored at exit.
  * Its connection is closed only once both headers have crossed (the
- * listener has ours, so the close cannot hit the fault), or after the
- * listener it waited for has been replaced.
+ * listener has ours, so the close cannot hit the fault), once the listener
+ * has answered it in any way, or after the listener it waited for has been
+ * replaced; a silent check's connection is kept open until then.
  */
 #ifndef COMMON_LISTENCHECK_H
 #define COMMON_LISTENCHECK_H
@@ -38,9 +44,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define LISTENCHECK_INTERVAL_MS 1000
-#define LISTENCHECK_TIMEOUT_MS 1000
 #define LISTENCHECK_MAX 4
+/* Checks in a row that get no handshake before the listener is replaced. */
+#define LISTENCHECK_SILENT_CHECKS 5
 
 /* SP protocol numbers a check speaks as: the peer of the socket checked. */
 #define LISTENCHECK_AS_REQ 0x30  /* to a REP socket */
@@ -54,7 +60,9 @@ struct listencheck;
  * next failed check). */
 typedef int (*listencheck_relisten_fn)(void *arg);
 
-/* An empty checker: add the sockets, then start it. */
+/* An empty checker: add the sockets, then start it.  It checks every
+ * interval_ms (0: never; listen_check_ms in the config) and waits
+ * timeout_ms for each of a check's two answers (listen_check_timeout_ms). */
 struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms);
 
 /*
@@ -67,14 +75,14 @@ struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms);
 int listencheck_add(struct listencheck *lc, nng_socket sock, const char *url, uint16_t peer_proto,
 		    listencheck_relisten_fn relisten, void *arg, const char *what);
 
-/* Starts the thread.  Returns 0 or ERR_NOMEM. */
+/* Starts the thread (none if the interval is 0).  Returns 0 or ERR_NOMEM. */
 int listencheck_start(struct listencheck *lc);
 
 /* Listeners replaced so far (all sockets together); 0 for NULL. */
 uint64_t listencheck_relistens(const struct listencheck *lc);
 
-/* Stops the thread (after the check in progress, if any: at most the
- * timeout; one stuck inside nng longer than that is left behind, logged);
+/* Stops the thread (after the check in progress, if any: at most twice
+ * the timeout; one stuck inside nng longer than that is left behind, logged);
  * NULL is a no-op.  Call before closing the checked sockets. */
 void listencheck_stop(struct listencheck *lc);
 

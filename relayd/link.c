@@ -287,7 +287,7 @@ int link_open(struct relayd *r)
 	if (pthread_create(&r->link_threads[0], NULL, link_reply_main, r) ||
 	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))
 		return ERR_NNG;
-	r->listencheck = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+	r->listencheck = listencheck_new(relayd_cfg(r)->listen_check_ms, relayd_cfg(r)->listen_check_timeout_ms);
 	if (!r->listencheck ||
 	    listencheck_add(r->listencheck, r->reply, r->reply_url, LISTENCHECK_AS_PUSH,
 			    link_relisten_replies, r, "the reply socket") ||

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/deadline.h"
+#include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../proto/msg.h"
@@ -309,7 +310,8 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps),
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
-		atomic_load(&r->stats.requests_on_loop), r->ok_latency
+		atomic_load(&r->stats.requests_on_loop), listencheck_relistens(r->listencheck),
+		r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 

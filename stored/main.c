@@ -184,7 +184,7 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	visible_mark_advance(&s->visible, last_seq);
 	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
 		fatalx("cannot start the broadcaster or the query threads");
-	s->listencheck = listencheck_new(LISTENCHECK_INTERVAL_MS, LISTENCHECK_TIMEOUT_MS);
+	s->listencheck = listencheck_new(s->cfg.listen_check_ms, s->cfg.listen_check_timeout_ms);
 	if (!s->listencheck || rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
 	stored_check_listeners(s);

@@ -147,6 +147,8 @@ static const struct metrics_field metrics_worker_fields[] = {
 	WF("relay_worker_requests_on_loop_total", requests_on_loop, "counter",
 	   "Small REQ, CLOSE and COUNT messages parsed on the websocket loop (inline_request_bytes).",
 	   0),
+	WF("relay_worker_listener_restarts_total", listener_restarts, "counter",
+	   "The worker's reply socket listened on again after it stopped taking connections.", 0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

@@ -222,6 +222,7 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->lane_refused = m.lane_refused;
 	r->reads_paused = m.reads_paused;
 	r->requests_on_loop = m.requests_on_loop;
+	r->listener_restarts = m.listener_restarts;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

@@ -11,7 +11,11 @@
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/protocol/pipeline0/push.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -270,6 +274,235 @@ START_TEST(test_add_is_bounded_and_ipc_only)
 }
 END_TEST
 
+/*
+ * A plain Unix socket at a path, standing in for a listener whose nng
+ * socket never sees the connections (checks are added for an nng socket
+ * that listens nowhere).  answer_ms < 0: it never accepts, so connections
+ * wait in its backlog unanswered; otherwise a thread accepts each one and
+ * sends an SP header after answer_ms.
+ */
+struct fake_listener {
+	int fd;
+	char url[TMPDIR_FILE_MAX + 8];
+	int answer_ms;
+	pthread_t thread;
+	atomic_int accepted;
+	atomic_int relistened;
+	atomic_int accepted_at_first_relisten; /* -1 until then */
+	int backlog_at_first_relisten; /* never-accepting kind: open connections waiting then */
+	nng_socket sock;
+};
+
+struct fake_conn {
+	int fd, answer_ms;
+};
+
+/* Answers one connection late, then keeps it until the checker closes. */
+static void *fake_answer(void *arg)
+{
+	struct fake_conn *fc = arg;
+	const uint8_t header[8] = { 0, 'S', 'P', 0, 0, 0x51, 0, 0 }; /* a PULL */
+	char sink[16];
+
+	usleep((useconds_t)fc->answer_ms * 1000);
+	if (send(fc->fd, header, sizeof(header), MSG_NOSIGNAL) == (ssize_t)sizeof(header))
+		while (recv(fc->fd, sink, sizeof(sink), 0) > 0)
+			;
+	close(fc->fd);
+	free(fc);
+	return NULL;
+}
+
+static void *fake_accept(void *arg)
+{
+	struct fake_listener *f = arg;
+	int fd;
+
+	while ((fd = accept(f->fd, NULL, NULL)) >= 0) {
+		struct fake_conn *fc = malloc(sizeof(*fc));
+		pthread_t t;
+
+		ck_assert_ptr_nonnull(fc);
+		*fc = (struct fake_conn){ fd, f->answer_ms };
+		atomic_fetch_add(&f->accepted, 1);
+		ck_assert_int_eq(pthread_create(&t, NULL, fake_answer, fc), 0);
+		pthread_detach(t);
+	}
+	return NULL;
+}
+
+/* Counts the connections waiting in a never-accepting fake's backlog
+ * whose checker still holds them open (a read finds nothing yet, not the
+ * end), and closes them. */
+static int fake_drain_backlog(struct fake_listener *f)
+{
+	int open = 0, fd;
+	uint8_t header[8];
+
+	while ((fd = accept4(f->fd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
+		/* The checker's SP header, then nothing yet: not the end. */
+		if (recv(fd, header, sizeof(header), 0) == (ssize_t)sizeof(header) &&
+		    recv(fd, header, 1, 0) < 0 && errno == EAGAIN)
+			open++;
+		close(fd);
+	}
+	return open;
+}
+
+static int fake_relisten(void *arg)
+{
+	struct fake_listener *f = arg;
+
+	if (atomic_fetch_add(&f->relistened, 1) == 0) {
+		atomic_store(&f->accepted_at_first_relisten, atomic_load(&f->accepted));
+		if (f->answer_ms < 0)
+			f->backlog_at_first_relisten = fake_drain_backlog(f);
+	}
+	return 0;
+}
+
+static void fake_open(struct fake_listener *f, int answer_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[TMPDIR_FILE_MAX];
+
+	tmpdir_file(path, sizeof(path), tmp_dir, ".sock");
+	snprintf(f->url, sizeof(f->url), "ipc://%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->url + strlen("ipc://"));
+	f->answer_ms = answer_ms;
+	atomic_init(&f->accepted, 0);
+	atomic_init(&f->relistened, 0);
+	atomic_init(&f->accepted_at_first_relisten, -1);
+	f->backlog_at_first_relisten = -1;
+	f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(f->fd, 0);
+	ck_assert_int_eq(bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(listen(f->fd, 64), 0);
+	if (answer_ms < 0)
+		ck_assert_int_eq(fcntl(f->fd, F_SETFL, O_NONBLOCK), 0);
+	else
+		ck_assert_int_eq(pthread_create(&f->thread, NULL, fake_accept, f), 0);
+	ck_assert_int_eq(nng_pull0_open(&f->sock), 0);
+}
+
+/* Stops the checker first: it must not see the fake go away. */
+static void fake_close(struct fake_listener *f, struct listencheck *lc)
+{
+	listencheck_stop(lc);
+	shutdown(f->fd, SHUT_RDWR); /* ends a blocked accept() */
+	if (f->answer_ms >= 0)
+		pthread_join(f->thread, NULL);
+	close(f->fd);
+	nng_close(f->sock);
+	listencheck_free(lc);
+}
+
+static struct listencheck *fake_checker(struct fake_listener *f, uint32_t interval_ms, uint32_t timeout_ms)
+{
+	struct listencheck *lc = listencheck_new(interval_ms, timeout_ms);
+
+	ck_assert_ptr_nonnull(lc);
+	ck_assert_int_eq(listencheck_add(lc, f->sock, f->url, LISTENCHECK_AS_PUSH, fake_relisten, f, "fake"), 0);
+	ck_assert_int_eq(listencheck_start(lc), 0);
+	return lc;
+}
+
+static bool relistened_within(struct fake_listener *f, double seconds)
+{
+	double until = now_s() + seconds;
+
+	while (atomic_load(&f->relistened) == 0 && now_s() < until)
+		usleep(10 * 1000);
+	return atomic_load(&f->relistened) > 0;
+}
+
+/* The fault's sign: the handshake is answered and the socket takes no
+ * pipe.  Replaced at the first check, not after several. */
+START_TEST(test_stuck_listener_is_replaced_at_first_check)
+{
+	struct fake_listener f;
+	struct listencheck *lc;
+
+	fake_open(&f, 0);
+	lc = fake_checker(&f, 20, 100);
+	ck_assert_msg(relistened_within(&f, 5.0), "not replaced in 5 s");
+	int accepted = atomic_load(&f.accepted_at_first_relisten);
+	ck_assert_int_eq(accepted, 1);
+	ck_assert_uint_ge(listencheck_relistens(lc), 1);
+	fake_close(&f, lc);
+}
+END_TEST
+
+/* No handshake at all: most likely a busy process.  Replaced only after
+ * LISTENCHECK_SILENT_CHECKS checks in a row, whose connections were all
+ * kept open until then (closing one unanswered is what causes the fault). */
+START_TEST(test_silent_listener_is_replaced_after_checks_in_a_row)
+{
+	struct fake_listener f;
+	struct listencheck *lc;
+
+	fake_open(&f, -1);
+	lc = fake_checker(&f, 20, 100);
+	/* Each silent check waits out its 100 ms: at most 3 have run. */
+	usleep(350 * 1000);
+	int early = atomic_load(&f.relistened);
+	ck_assert_int_eq(early, 0);
+	ck_assert_msg(relistened_within(&f, 5.0), "not replaced in 5 s");
+	ck_assert_int_eq(f.backlog_at_first_relisten, LISTENCHECK_SILENT_CHECKS);
+	fake_close(&f, lc);
+}
+END_TEST
+
+/* A listener that answers every check, but late: slow, not stopped. */
+START_TEST(test_late_answers_keep_the_listener)
+{
+	struct fake_listener f;
+	struct listencheck *lc;
+
+	fake_open(&f, 130);
+	lc = fake_checker(&f, 20, 100);
+	usleep(1500 * 1000); /* twice the time LISTENCHECK_SILENT_CHECKS silent checks take */
+	int accepted = atomic_load(&f.accepted), relistened = atomic_load(&f.relistened);
+	ck_assert_int_ge(accepted, LISTENCHECK_SILENT_CHECKS);
+	ck_assert_int_eq(relistened, 0);
+	fake_close(&f, lc);
+}
+END_TEST
+
+/* A removed socket file: nothing to connect to, listened on again at once. */
+START_TEST(test_removed_path_is_listened_again)
+{
+	struct listening l;
+	struct listencheck *lc;
+
+	listening_open(&l);
+	unlink(l.url + strlen("ipc://"));
+	lc = checker_of(&l, 20, 500);
+	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s");
+	ck_assert_int_eq(l.relistened, 1);
+	listencheck_stop(lc);
+	nng_close(l.sock);
+	listencheck_free(lc);
+}
+END_TEST
+
+/* Interval 0: no thread, no checks. */
+START_TEST(test_interval_zero_checks_nothing)
+{
+	struct listening l;
+	struct listencheck *lc;
+
+	listening_open(&l);
+	unlink(l.url + strlen("ipc://"));
+	lc = checker_of(&l, 0, 100);
+	usleep(300 * 1000);
+	ck_assert_int_eq(l.relistened, 0);
+	ck_assert(!new_peer_is_read(&l));
+	nng_close(l.sock);
+	listencheck_free(lc);
+}
+END_TEST
+
 static Suite *listencheck_suite(void)
 {
 	Suite *s = suite_create("listencheck");
@@ -282,6 +515,11 @@ static Suite *listencheck_suite(void)
 	tcase_add_test(tc, test_nng_152_fault_without_a_check);
 	tcase_add_test(tc, test_pipe_of_another_process_is_not_own);
 	tcase_add_test(tc, test_add_is_bounded_and_ipc_only);
+	tcase_add_test(tc, test_stuck_listener_is_replaced_at_first_check);
+	tcase_add_test(tc, test_silent_listener_is_replaced_after_checks_in_a_row);
+	tcase_add_test(tc, test_late_answers_keep_the_listener);
+	tcase_add_test(tc, test_removed_path_is_listened_again);
+	tcase_add_test(tc, test_interval_zero_checks_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,15 +18,21 @@
  *     gets stored's answers again.
  * Against a relay without the check these failed 11 times in 12 (four runs
  * of this file; bench/RESULTS.md finding 11).
+ *
+ * A socket file removed from run_dir (a tmp cleaner, a careless rm) is
+ * listened on again too, and counted: stored's in its stats, a worker's in
+ * its worker report and /metrics.  With listen_check_ms = 0 nothing is
+ * checked, and the file stays gone.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useRelay, until, sleep } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
+import { metricValue } from './lib/metrics.mjs';
 
 const author = keypair();
 
@@ -115,5 +121,67 @@ describe('listeners after a connect-and-close', () => {
     await publishUntilAccepted(c1, 'through worker 1 after the restart', 10000);
     const r = await c1.req('back', { authors: [author.pk], limit: 5 });
     assert.equal(r.eose, true, `REQ refused: ${r.closed}`);
+  });
+});
+
+/* The name of worker n's reply socket in run_dir. */
+function replySocketOf(relay, n) {
+  const name = readdirSync(relay.runDir).find((f) => new RegExp(`^relayd-${n}-.*\\.ipc$`).test(f));
+  assert.ok(name, `worker ${n} has a reply socket`);
+  return join(relay.runDir, name);
+}
+
+async function workerReport(relay, n) {
+  const r = await relay.relayctl('--json', 'workers');
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout).worker_list.find((w) => w.worker === n);
+}
+
+describe('listeners after their socket file is removed', () => {
+  const relay = useRelay({ workers: 2, config: { store_timeout_ms: 2000 } });
+
+  it("a worker's reply socket comes back, is counted, and gets stored's answers", async () => {
+    const path = replySocketOf(relay, 1);
+    assert.equal((await workerReport(relay, 1)).listener_restarts, 0);
+    unlinkSync(path);
+    await until(() => existsSync(path), { timeout: 5000, what: `${path} listened on again` });
+    await until(async () => (await workerReport(relay, 1)).listener_restarts >= 1,
+      { timeout: 5000, what: "worker 1's report to count the listener restart" });
+    assert.equal((await workerReport(relay, 2)).listener_restarts, 0);
+    await until(async () => metricValue((await relay.httpGet('/metrics')).body,
+      'relay_worker_listener_restarts_total{worker="1"}') >= 1,
+    { timeout: 5000, what: 'relay_worker_listener_restarts_total{worker="1"} >= 1' });
+    /* Its new listener is the one stored dials after a restart. */
+    await relay.kill('stored', 'SIGKILL');
+    await relay.restartStored();
+    const c1 = await relay.connectTo(1);
+    await publishUntilAccepted(c1, 'through worker 1 after its socket came back', 10000);
+  });
+
+  it("stored's admin socket comes back, for its owner only, and is counted", async () => {
+    const path = join(relay.runDir, 'stored-admin.ipc');
+    const before = JSON.parse((await relay.relayctl('--json', 'stats')).stdout).listener_restarts;
+    unlinkSync(path);
+    await until(() => existsSync(path), { timeout: 5000, what: `${path} listened on again` });
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    let stats = null;
+    await until(async () => {
+      const r = await relay.relayctl('--json', 'stats');
+      if (r.code === 0) stats = JSON.parse(r.stdout);
+      return stats !== null;
+    }, { timeout: 5000, interval: 100, what: 'relayctl stats answered' });
+    assert.equal(stats.listener_restarts, before + 1);
+  });
+});
+
+describe('listener checks off (listen_check_ms = 0)', () => {
+  const relay = useRelay({ workers: 1, config: { listen_check_ms: 0 } });
+
+  it('a removed socket file stays removed', async () => {
+    const path = replySocketOf(relay, 1);
+    unlinkSync(path);
+    await sleep(2500);
+    assert.equal(existsSync(path), false);
+    assert.equal((await workerReport(relay, 1)).listener_restarts, 0);
   });
 });
