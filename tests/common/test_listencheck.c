@@ -177,11 +177,11 @@ START_TEST(test_probe_then_new_peers_are_read)
 	ck_assert(new_peer_is_read(&l));
 	probe(&l);
 	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s after the probes");
+	listencheck_stop(lc); /* joins the thread that counts */
 	ck_assert_uint_eq(listencheck_relistens(lc), (uint64_t)l.relistened);
 	/* With the fault (nng 1.5.2) the listener had to be replaced. */
 	if (strcmp(nng_version(), "1.5.2") == 0)
 		ck_assert_uint_ge(listencheck_relistens(lc), 1);
-	listencheck_stop(lc);
 	nng_close(l.sock);
 	listencheck_free(lc);
 }
@@ -289,7 +289,7 @@ struct fake_listener {
 	atomic_int accepted;
 	atomic_int relistened;
 	atomic_int accepted_at_first_relisten; /* -1 until then */
-	int backlog_at_first_relisten; /* never-accepting kind: open connections waiting then */
+	atomic_int backlog_at_first_relisten; /* never-accepting kind: open connections waiting then */
 	nng_socket sock;
 };
 
@@ -356,7 +356,7 @@ static int fake_relisten(void *arg)
 	if (atomic_fetch_add(&f->relistened, 1) == 0) {
 		atomic_store(&f->accepted_at_first_relisten, atomic_load(&f->accepted));
 		if (f->answer_ms < 0)
-			f->backlog_at_first_relisten = fake_drain_backlog(f);
+			atomic_store(&f->backlog_at_first_relisten, fake_drain_backlog(f));
 	}
 	return 0;
 }
@@ -373,7 +373,7 @@ static void fake_open(struct fake_listener *f, int answer_ms)
 	atomic_init(&f->accepted, 0);
 	atomic_init(&f->relistened, 0);
 	atomic_init(&f->accepted_at_first_relisten, -1);
-	f->backlog_at_first_relisten = -1;
+	atomic_init(&f->backlog_at_first_relisten, -1);
 	f->fd = socket(AF_UNIX, SOCK_STREAM, 0);
 	ck_assert_int_ge(f->fd, 0);
 	ck_assert_int_eq(bind(f->fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -448,7 +448,8 @@ START_TEST(test_silent_listener_is_replaced_after_checks_in_a_row)
 	int early = atomic_load(&f.relistened);
 	ck_assert_int_eq(early, 0);
 	ck_assert_msg(relistened_within(&f, 5.0), "not replaced in 5 s");
-	ck_assert_int_eq(f.backlog_at_first_relisten, LISTENCHECK_SILENT_CHECKS);
+	int backlog = atomic_load(&f.backlog_at_first_relisten);
+	ck_assert_int_eq(backlog, LISTENCHECK_SILENT_CHECKS);
 	fake_close(&f, lc);
 }
 END_TEST
@@ -479,8 +480,8 @@ START_TEST(test_removed_path_is_listened_again)
 	unlink(l.url + strlen("ipc://"));
 	lc = checker_of(&l, 20, 500);
 	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s");
+	listencheck_stop(lc); /* joins the thread that counts */
 	ck_assert_int_eq(l.relistened, 1);
-	listencheck_stop(lc);
 	nng_close(l.sock);
 	listencheck_free(lc);
 }
