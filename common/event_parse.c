@@ -340,7 +340,9 @@ static void index_tags(const struct parse_state *st, struct event_tag *out)
 }
 
 /* The NIP-40 expiration: a tag ["expiration", "<decimal seconds>"]; a
- * malformed value counts as none. */
+ * malformed value counts as none.  0 and negative values are moments long
+ * past, kept as 1 (0 means "none" in struct event), so such an event is
+ * refused as expired, not kept forever. */
 static int64_t parse_expiration(const cJSON *tag)
 {
 	const cJSON *value = tag->child ? tag->child->next : NULL;
@@ -350,7 +352,9 @@ static int64_t parse_expiration(const cJSON *tag)
 	if (!value || !value->valuestring[0])
 		return 0;
 	v = strtoll(value->valuestring, &end, 10);
-	return *end == '\0' && v > 0 ? (int64_t)v : 0;
+	if (*end != '\0')
+		return 0;
+	return v > 0 ? (int64_t)v : 1;
 }
 
 /* Facts from multi-letter and special tags, and the decoded content. */

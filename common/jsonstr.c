@@ -69,3 +69,23 @@ int jsonstr_append_wire(struct buf *out, const char *s, size_t len)
 {
 	return jsonstr_write(out, s, len, 1);
 }
+
+bool jsonstr_has_nul_escape(const char *json, size_t len)
+{
+	bool in_string = false;
+
+	if (!memmem(json, len, "\\u0000", 6))
+		return false; /* the common case: one fast look */
+	for (size_t i = 0; i < len; i++) {
+		if (!in_string) {
+			in_string = json[i] == '"';
+		} else if (json[i] == '"') {
+			in_string = false;
+		} else if (json[i] == '\\') {
+			if (len - i >= 6 && memcmp(json + i + 1, "u0000", 5) == 0)
+				return true;
+			i++; /* the escaped character, which may be a quote or a backslash */
+		}
+	}
+	return false;
+}

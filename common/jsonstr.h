@@ -12,6 +12,7 @@
 #ifndef COMMON_JSONSTR_H
 #define COMMON_JSONSTR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -27,5 +28,13 @@ int jsonstr_append(struct buf *out, const char *s, size_t len);
  * very string that was hashed.  Returns 0 or ERR_NOMEM.
  */
 int jsonstr_append_wire(struct buf *out, const char *s, size_t len);
+
+/*
+ * True if a string in the JSON text (len bytes) holds the escape \u0000.
+ * cJSON ends a decoded string at its first NUL, so such a string would be
+ * read, hashed and stored cut short: an event's id would be checked over
+ * less than its author signed.  Callers refuse these messages instead.
+ */
+bool jsonstr_has_nul_escape(const char *json, size_t len);
 
 #endif

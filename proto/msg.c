@@ -948,6 +948,7 @@ int msg_encode_deliver(struct buf *out, const struct msg_header *h, const struct
 	writer_begin(&w, out, h, MSG_DELIVER);
 	put_u64(&w, m->seq);
 	put_u64(&w, m->commit_seq);
+	put_u64(&w, (uint64_t)m->expiration);
 	put_view(&w, &m->event_json);
 	put_u32(&w, m->ntargets);
 	for (uint32_t i = 0; i < m->ntargets; i++) {
@@ -967,6 +968,7 @@ int msg_decode_deliver(const void *body, size_t len, struct msg_deliver *m)
 	wire_reader_init(&r, body, len);
 	m->seq = wire_get_u64(&r);
 	m->commit_seq = wire_get_u64(&r);
+	m->expiration = (int64_t)wire_get_u64(&r);
 	m->event_json = get_view(&r);
 	n = get_count(&r, TARGET_LEN);
 	m->targets = reader_alloc(&r, n, sizeof(*m->targets));

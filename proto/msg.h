@@ -239,6 +239,8 @@ struct msg_deliver {
 	struct msg_str event_json;
 	uint32_t ntargets;
 	struct msg_target *targets; /* owned array: msg_deliver_release() */
+	int64_t expiration; /* NIP-40 unix seconds, 0: none; a worker holding the
+			       delivery past it drops it */
 };
 
 /* WORKER_STATS: a worker's counters, sent periodically. */

@@ -2,6 +2,7 @@
 #include "answer.h"
 
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,9 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 	}
 	s->state = SUB_LIVE;
 	s->floor_seq = max_seq;
+	/* Held while the history came (up to seconds): NIP-40 says an event is
+	 * not delivered from the second it expires. */
+	outq_drop_expired(&s->held, (int64_t)time(NULL));
 	outq_splice(&c->out, &s->held);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
@@ -338,6 +342,8 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	if (m.commit_seq > r->last_commit_seq)
 		r->last_commit_seq = m.commit_seq;
 	body = shared_new(m.event_json.ptr, m.event_json.len);
+	if (body)
+		body->expiration = m.expiration;
 	for (uint32_t i = 0; body && i < m.ntargets; i++)
 		answer_deliver_one(r, &m.targets[i], body, m.commit_seq);
 	shared_unref(body);

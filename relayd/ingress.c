@@ -12,6 +12,7 @@
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
+#include "../common/jsonstr.h"
 #include "../common/log.h"
 #include "../common/prio.h"
 #include "auth.h"
@@ -173,6 +174,9 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down");
 	} else if (memchr(job->data, '\0', job->len)) {
 		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
+	} else if (jsonstr_has_nul_escape(job->data, job->len)) {
+		ingress_refuse(lane->r, job->conn_id, msg,
+			       "invalid: strings with \\u0000 (NUL) are not supported");
 	} else if (!cJSON_IsArray(msg)) {
 		ingress_notice(lane->r, job->conn_id,
 			       msg ? "invalid: a message must be a JSON array" : "invalid: not valid JSON");

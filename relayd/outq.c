@@ -1,6 +1,7 @@
 /* outq.c - per-connection outgoing queue with shared bodies (see outq.h). */
 #include "outq.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@ struct shared *shared_new(const char *data, size_t len)
 		return NULL;
 	s->refs = 1;
 	s->len = (uint32_t)len;
+	s->expiration = 0;
 	memcpy(s->data, data, len);
 	return s;
 }
@@ -29,6 +31,18 @@ size_t out_item_size(const struct out_item *item)
 	return item->head_len + (item->body ? item->body->len : 0) + (item->tail ? 1 : 0);
 }
 
+/* Links item (its next is NULL) at the end of q. */
+static void outq_append(struct outq *q, struct out_item *item)
+{
+	if (q->last)
+		q->last->next = item;
+	else
+		q->first = item;
+	q->last = item;
+	q->bytes += out_item_size(item);
+	q->count++;
+}
+
 int outq_push(struct outq *q, char *head, size_t head_len, struct shared *body, char tail)
 {
 	struct out_item *item = malloc(sizeof(*item));
@@ -39,13 +53,7 @@ int outq_push(struct outq *q, char *head, size_t head_len, struct shared *body, 
 		return ERR_NOMEM;
 	}
 	*item = (struct out_item){ NULL, head, (uint32_t)head_len, body, tail };
-	if (q->last)
-		q->last->next = item;
-	else
-		q->first = item;
-	q->last = item;
-	q->bytes += out_item_size(item);
-	q->count++;
+	outq_append(q, item);
 	return 0;
 }
 
@@ -95,4 +103,27 @@ void outq_splice(struct outq *to, struct outq *from)
 	from->first = from->last = NULL;
 	from->bytes = 0;
 	from->count = 0;
+}
+
+static bool out_item_expired(const struct out_item *item, int64_t now)
+{
+	return item->body && item->body->expiration && item->body->expiration <= now;
+}
+
+size_t outq_drop_expired(struct outq *q, int64_t now)
+{
+	struct outq kept = { 0 };
+	struct out_item *item;
+	size_t dropped = 0;
+
+	while ((item = outq_pop(q))) {
+		if (out_item_expired(item, now)) {
+			out_item_free(item);
+			dropped++;
+		} else {
+			outq_append(&kept, item);
+		}
+	}
+	*q = kept;
+	return dropped;
 }

@@ -17,6 +17,7 @@
 struct shared {
 	uint32_t refs;
 	uint32_t len;
+	int64_t expiration; /* NIP-40 unix seconds, 0: none (shared_new sets 0) */
 	char data[];
 };
 
@@ -54,5 +55,8 @@ void out_item_free(struct out_item *item);
 void outq_clear(struct outq *q);
 /* Moves every item of from to the end of to. */
 void outq_splice(struct outq *to, struct outq *from);
+/* Frees the items whose body expired (NIP-40) at or before now, keeping the
+ * others in order.  Returns how many went. */
+size_t outq_drop_expired(struct outq *q, int64_t now);
 
 #endif

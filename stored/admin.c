@@ -14,6 +14,7 @@
 
 #include "../common/err.h"
 #include "../common/event_sig.h"
+#include "../common/jsonstr.h"
 #include "../common/log.h"
 #include "admin_cmds.h"
 #include "db.h"
@@ -195,10 +196,14 @@ static void admin_serve(struct admin *a, nng_msg *msg)
 {
 	char cmd[64];
 	bool allowed = admin_peer_allowed(msg);
-	cJSON *req = allowed ? admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd, sizeof(cmd))
-			     : NULL;
-	cJSON *answer = allowed ? admin_answer(a, cmd, req)
-				: admin__error("permission denied: only stored's user and root may ask");
+	/* An import's events would be read cut short at the NUL (jsonstr.h). */
+	bool nul = allowed && jsonstr_has_nul_escape(nng_msg_body(msg), nng_msg_len(msg));
+	cJSON *req = allowed && !nul ? admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd,
+						     sizeof(cmd))
+				     : NULL;
+	cJSON *answer = !allowed ? admin__error("permission denied: only stored's user and root may ask")
+			: nul	 ? admin__error("invalid: strings with \\u0000 (NUL) are not supported")
+				 : admin_answer(a, cmd, req);
 	char *text = cJSON_PrintUnformatted(answer);
 
 	cJSON_Delete(answer);

@@ -74,7 +74,7 @@ static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *
 	struct bcast_targets *t = &b->targets[worker];
 	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, b->peers[worker].hello_id };
 	struct msg_deliver d = { ++b->peers[worker].seq, (uint64_t)b->current_seq,
-				 { ev->json, ev->json_len }, t->n, t->items };
+				 { ev->json, ev->json_len }, t->n, t->items, ev->expiration };
 
 	buf_reset(&b->out);
 	if (msg_encode_deliver(&b->out, &h, &d) || pub_send(b->s, b->out.data, b->out.len))

@@ -20,6 +20,7 @@
 #include "../../common/buf.h"
 #include "../../common/event.h"
 #include "../../common/event_sig.h"
+#include "../../common/jsonstr.h"
 #include "ctl.h"
 
 #define CTL_PAGE_ROWS 1000
@@ -159,6 +160,10 @@ static int ctl_import_check(struct ctl_import *im, const char *line, size_t len,
 	if (len > im->c->cfg.max_message_bytes) {
 		snprintf(why, why_len, "invalid: longer than max_message_bytes (%u)",
 			 im->c->cfg.max_message_bytes);
+		return 1;
+	}
+	if (jsonstr_has_nul_escape(line, len)) {
+		snprintf(why, why_len, "invalid: strings with \\u0000 (NUL) are not supported");
 		return 1;
 	}
 	obj = cJSON_ParseWithLength(line, len);

@@ -10,6 +10,7 @@
  * the input (for the hash form, only inputs without raw controls).
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,36 @@ START_TEST(test_wire_cjson_round_trip)
 }
 END_TEST
 
+/* \u0000 inside a string is found, wherever it sits; outside a string,
+ * after an escaped backslash, or as another escape it is not. */
+START_TEST(test_has_nul_escape)
+{
+	static const struct {
+		const char *json;
+		bool has;
+	} cases[] = {
+		{ "[\"a\\u0000b\"]", true },
+		{ "{\"content\":\"x\",\"tags\":[[\"t\",\"\\u0000\"]]}", true },
+		{ "[\"\\u0000\"]", true },
+		{ "[\"\\\\\\u0000\"]", true },     /* an escaped backslash, then the escape */
+		{ "[\"\\\\u0000\"]", false },      /* a backslash, then the text u0000 */
+		{ "[\"\\\"\\u0000\"]", true },     /* an escaped quote does not end the string */
+		{ "[\"a\",\"\\u00000\"]", true },
+		{ "[\"\\u0001\\u00e9\"]", false },
+		{ "[\"no escape\"]", false },
+		{ "[\"\\u000\"]", false },         /* too short */
+		{ "\\u0000", false },              /* not inside a string */
+		{ "", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(jsonstr_has_nul_escape(cases[i].json, strlen(cases[i].json)) == cases[i].has,
+			      "case %zu: %s", i, cases[i].json);
+	/* The end of the text is the end: no reading past len. */
+	ck_assert(!jsonstr_has_nul_escape("[\"\\u0000\"]", 6));
+}
+END_TEST
+
 static Suite *jsonstr_suite(void)
 {
 	Suite *s = suite_create("jsonstr");
@@ -293,6 +324,7 @@ static Suite *jsonstr_suite(void)
 	tcase_add_test(tc, test_wire_every_byte);
 	tcase_add_test(tc, test_wire_random_against_reference);
 	tcase_add_test(tc, test_wire_cjson_round_trip);
+	tcase_add_test(tc, test_has_nul_escape);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,8 @@
 /*
  * nip40.test.mjs - event expiration (NIP-40) against the running relay.
  *
- * An event whose "expiration" tag is in the past (or now) is refused with
+ * An event whose "expiration" tag is in the past (or now; 0 and negative
+ * values included) is refused with
  * OK false "invalid: this event has expired" and never delivered.  An event
  * that expires later is stored and served until then, and from the second
  * it expires it is neither returned by REQ nor counted by COUNT, on any
@@ -39,7 +40,8 @@ describe('NIP-40 expiration, checked at query and delivery time', () => {
   it('an event that has expired is refused on arrival and not stored', async () => {
     const { sk, pk } = keypair();
     const c = await relay.connect();
-    for (const exp of [now() - 3600, now() - 1, now(), 1]) {
+    /* 0 and negative are moments long past too, not "no expiration". */
+    for (const exp of [now() - 3600, now() - 1, now(), 1, 0, -5]) {
       const ev = expiring(sk, exp);
       const r = await c.publish(ev);
       assert.deepEqual([r.ok, r.message], [false, EXPIRED], `expiration ${exp}: ${JSON.stringify(r.frame)}`);

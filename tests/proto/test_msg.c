@@ -271,7 +271,7 @@ static struct msg_target deliver_targets[] = {
 };
 static const struct msg_deliver deliver_sample = {
 	.seq = 123456789, .commit_seq = 987654321, .event_json = { "{\"kind\":1}", 10 },
-	.ntargets = 3, .targets = deliver_targets,
+	.ntargets = 3, .targets = deliver_targets, .expiration = 1700000123,
 };
 static const struct msg_deliver deliver_bare = { .seq = 0, .event_json = { "", 0 } };
 
@@ -599,6 +599,7 @@ static int deliver_decode(const uint8_t *body, size_t len, const void *want)
 	if (w) {
 		ck_assert_uint_eq(m.seq, w->seq);
 		ck_assert_uint_eq(m.commit_seq, w->commit_seq);
+		ck_assert_int_eq(m.expiration, w->expiration);
 		assert_msg_str(m.event_json, w->event_json, body, len);
 		ck_assert_uint_eq(m.ntargets, w->ntargets);
 		for (uint32_t i = 0; i < w->ntargets; i++) {
@@ -1533,6 +1534,7 @@ START_TEST(test_deliver_counts)
 
 		wire_put_u64(&b, 1);
 		wire_put_u64(&b, 42);
+		wire_put_u64(&b, 0); /* expiration */
 		wire_put_str(&b, "{}", 2);
 		wire_put_u32(&b, rows[i][0]);
 		for (uint32_t j = 0; j < rows[i][1]; j++) {

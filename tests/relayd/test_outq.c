@@ -1,7 +1,8 @@
 /*
  * test_outq.c - checks relayd/outq.c: FIFO order, byte and count
  * accounting, splice, and that a shared body's references are released
- * exactly (the sanitizer build turns a leak or double free into a failure).
+ * exactly (the sanitizer build turns a leak or double free into a failure),
+ * and that dropping expired deliveries keeps the rest in order.
  * A random sequence of operations on three queues is checked against a
  * plain array model of each queue.
  */
@@ -201,6 +202,42 @@ static void model_check(const struct outq *q, const struct model *m)
 		ck_abort_msg("queue end or bytes (%zu, model %zu) differ", q->bytes, bytes);
 }
 
+/* NIP-40: items whose body expired at or before now go, the rest stay in
+ * order with their accounting; bodyless and unexpiring items stay. */
+START_TEST(test_drop_expired)
+{
+	struct outq q = { 0 };
+	struct shared *past = shared_new("pp", 2), *now_b = shared_new("nn", 2),
+		      *later = shared_new("ll", 2), *never = shared_new("xx", 2);
+
+	past->expiration = 999;
+	now_b->expiration = 1000;
+	later->expiration = 1001;
+	now_b->refs++; /* two deliveries of the same event */
+	push(&q, "a", past, ']');
+	push(&q, "b", later, ']');
+	push(&q, "c", now_b, ']');
+	push(&q, "d", NULL, '\0');
+	push(&q, "e", now_b, ']');
+	push(&q, "f", never, ']');
+	ck_assert_uint_eq(outq_drop_expired(&q, 1000), 3);
+	ck_assert_uint_eq(q.count, 3);
+	ck_assert_uint_eq(q.bytes, (1 + 2 + 1) + 1 + (1 + 2 + 1));
+	pop_expect(&q, "b");
+	pop_expect(&q, "d");
+	pop_expect(&q, "f");
+	ck_assert_ptr_null(q.first);
+	ck_assert_ptr_null(q.last);
+	/* Nothing to drop, and an empty queue. */
+	push(&q, "g", NULL, '\0');
+	ck_assert_uint_eq(outq_drop_expired(&q, 2000), 0);
+	ck_assert_uint_eq(q.count, 1);
+	outq_clear(&q);
+	ck_assert_uint_eq(outq_drop_expired(&q, 2000), 0);
+	ck_assert_ptr_null(q.first);
+}
+END_TEST
+
 START_TEST(test_random_against_model)
 {
 	static struct model m[3];
@@ -268,6 +305,7 @@ static Suite *outq_suite(void)
 	tcase_add_test(tc, test_fifo_and_accounting);
 	tcase_add_test(tc, test_shared_fan_out);
 	tcase_add_test(tc, test_splice);
+	tcase_add_test(tc, test_drop_expired);
 	tcase_add_test(tc, test_random_against_model);
 	suite_add_tcase(s, tc);
 	return s;
