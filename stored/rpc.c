@@ -13,6 +13,7 @@
 #include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
+#include "gate.h"
 #include "jobs.h"
 #include "manage.h"
 #include "queue.h"
@@ -91,13 +92,23 @@ static void rpc_answer_event(struct stored *s, const struct rpc_return *to, uint
 	buf_free(&out);
 }
 
-/* Ephemeral events skip the database: deliver, then acknowledge. */
+/* Ephemeral events skip the database: checked against the operator's
+ * rules (gate.h), delivered, then acknowledged. */
 static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct msg_event_store *m)
 {
-	struct bcast_job *job = rpc_bcast_job(BCAST_EVENT, to);
+	struct bcast_job *job;
 	uint8_t id[EVENT_ID_LEN];
+	const char *why = NULL;
+	int refused = s->gate ? gate_refuses(s->gate, &m->event, &why) : ERR_DB;
 
 	memcpy(id, m->event.id, EVENT_ID_LEN); /* the event moves to the job */
+	if (refused) {
+		if (refused < 0)
+			why = "error: the relay's rules could not be checked, retry";
+		rpc_answer_event(s, to, m->conn_id, id, false, why);
+		return;
+	}
+	job = rpc_bcast_job(BCAST_EVENT, to);
 	if (!job) {
 		rpc_answer_event(s, to, m->conn_id, id, false, "error: out of memory");
 		return;
@@ -366,12 +377,15 @@ void rpc_run(struct stored *s)
 	nng_msg *msg;
 	int rv;
 
+	s->gate = gate_open(s->db_path); /* without it ephemeral events are refused */
 	while ((rv = nng_recvmsg(s->rpc, &msg, 0)) == 0) {
 		rpc_dispatch(s, msg);
 		nng_msg_free(msg);
 	}
 	if (rv != NNG_ECLOSED)
 		log_warnx("rpc receive: %s", nng_strerror(rv));
+	gate_close(s->gate);
+	s->gate = NULL;
 }
 
 static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)

@@ -24,6 +24,7 @@
 #include "search_watermark.h"
 #include "visible.h"
 
+struct gate;
 struct queue;
 
 /* Where a reply goes: the worker, and the request pipe it asked on (a reply
@@ -121,6 +122,7 @@ struct stored {
 	struct visible_mark visible;    /* how far a new read sees commits */
 	atomic_bool stopping;
 	struct metrics *metrics; /* its thread (metrics.h) */
+	struct gate *gate;       /* the rpc thread's checks of ephemeral events (gate.h) */
 };
 
 #endif

@@ -94,6 +94,32 @@ describe('NIP-86 management API', () => {
     assert.equal((await c.publish(signed(bad.sk, { content: 'allowed again' }))).ok, true);
   });
 
+  it('the rules hold for ephemeral events too, which are never stored: refused, not relayed', async () => {
+    const bad = keypair();
+    const friend = keypair();
+    const c = await relay.connect();
+    const listener = await relay.connectTo(2);
+    assert.equal((await listener.req('eph', { kinds: [20001], limit: 0 })).eose, true);
+    const relayed = (ev) => listener.liveEvent('eph', ev.id, { timeout: 300 }).then(() => true, () => false);
+
+    assert.equal(await ok(relay, 'banpubkey', [bad.pk, 'spam']), true);
+    const banned = signed(bad.sk, { kind: 20001, content: 'banned, ephemeral' });
+    let r = await c.publish(banned);
+    assert.deepEqual([r.ok, /^blocked: /.test(r.message)], [false, true], JSON.stringify(r.frame));
+    assert.equal(await relayed(banned), false);
+    assert.equal(await ok(relay, 'unbanpubkey', [bad.pk]), true);
+
+    assert.equal(await ok(relay, 'allowpubkey', [friend.pk, 'member']), true);
+    const stranger = signed(bad.sk, { kind: 20001, content: 'not a member, ephemeral' });
+    r = await c.publish(stranger);
+    assert.deepEqual([r.ok, /^restricted: /.test(r.message)], [false, true], JSON.stringify(r.frame));
+    assert.equal(await relayed(stranger), false);
+    const fine = signed(friend.sk, { kind: 20001, content: 'member, ephemeral' });
+    assert.equal((await c.publish(fine)).ok, true);
+    await listener.liveEvent('eph', fine.id, { timeout: 3000 });
+    assert.equal((await relay.relayctl('nip86', 'unallowpubkey', friend.pk)).code, 0);
+  });
+
   it('banevent deletes the event and refuses it; listbannedevents shows it', async () => {
     const kp = keypair();
     const c = await relay.connect();
