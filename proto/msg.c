@@ -1207,6 +1207,7 @@ int msg_encode_policy(struct buf *out, const struct msg_header *h, const struct 
 	put_u32(&w, m->nblocked);
 	for (uint32_t i = 0; i < m->nblocked; i++)
 		put_view(&w, &m->blocked_ips[i]);
+	put_u8(&w, m->writes_restricted);
 	return writer_end(&w);
 }
 
@@ -1228,6 +1229,7 @@ int msg_decode_policy(const void *body, size_t len, struct msg_policy *m)
 	for (uint32_t i = 0; m->blocked_ips && i < n; i++)
 		m->blocked_ips[i] = get_view(&r);
 	m->nblocked = m->blocked_ips ? n : 0;
+	m->writes_restricted = wire_get_u8(&r);
 	err = wire_finish(&r);
 	if (err) {
 		msg_policy_release(m);

@@ -314,6 +314,7 @@ struct msg_policy {
 	struct msg_str relay_icon;
 	uint32_t nblocked;
 	struct msg_str *blocked_ips; /* owned array of views: msg_policy_release() */
+	uint8_t writes_restricted; /* 1: an allow list of pubkeys or kinds is in force */
 };
 
 /*

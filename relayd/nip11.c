@@ -16,7 +16,10 @@ static void nip11_add_optional(cJSON *doc, const char *name, const char *value)
 		cJSON_AddStringToObject(doc, name, value);
 }
 
-static cJSON *nip11_limitation(const struct config *cfg)
+/* NIP-11: auth_required means nothing at all happens before AUTH (only
+ * auth_required = all); restricted_writes that some events are refused for
+ * who or what they are, not for being invalid. */
+static cJSON *nip11_limitation(const struct config *cfg, const struct policy_state *policy)
 {
 	cJSON *lim = cJSON_CreateObject();
 
@@ -32,10 +35,11 @@ static cJSON *nip11_limitation(const struct config *cfg)
 		cJSON_AddNumberToObject(lim, "created_at_lower_limit", (double)cfg->created_at_max_past);
 	if (cfg->created_at_max_future)
 		cJSON_AddNumberToObject(lim, "created_at_upper_limit", (double)cfg->created_at_max_future);
-	cJSON_AddBoolToObject(lim, "auth_required", strcmp(cfg->auth_required, "no") != 0);
+	cJSON_AddBoolToObject(lim, "auth_required", strcmp(cfg->auth_required, "all") == 0);
 	cJSON_AddBoolToObject(lim, "payment_required", 0);
 	cJSON_AddBoolToObject(lim, "restricted_writes",
-			      !strcmp(cfg->auth_required, "writes") || !strcmp(cfg->auth_required, "all"));
+			      !strcmp(cfg->auth_required, "writes") || !strcmp(cfg->auth_required, "all") ||
+				      cfg->min_pow_difficulty || policy->writes_restricted);
 	if (cfg->min_pow_difficulty)
 		cJSON_AddNumberToObject(lim, "min_pow_difficulty", cfg->min_pow_difficulty);
 	return lim;
@@ -72,7 +76,7 @@ int nip11_build(struct relayd *r)
 		    (base[i] != 86 || relayd_cfg(r)->admin_pubkeys[0]))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
-	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r)));
+	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r), &r->policy));
 	text = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
 	if (!text || strlen(text) >= sizeof(r->nip11))

@@ -66,9 +66,11 @@ void policy_apply(struct relayd *r, const struct msg_policy *m)
 
 	changed |= policy_text(&p->description, &m->relay_description);
 	changed |= policy_text(&p->icon, &m->relay_icon);
+	changed |= p->writes_restricted != (m->writes_restricted != 0);
+	p->writes_restricted = m->writes_restricted != 0;
 	policy_blocked(p, m);
 	if (changed && nip11_build(r))
-		log_warnx("the NIP-11 document with the new name or description does not fit");
+		log_warnx("the NIP-11 document with the new name, description or restrictions does not fit");
 }
 
 bool policy_ip_blocked(const struct relayd *r, const char *ip)

@@ -15,6 +15,7 @@ struct policy_state {
 	char *name, *description, *icon; /* owned; NULL or "" = as configured */
 	char **blocked;                  /* owned, sorted */
 	unsigned nblocked;
+	bool writes_restricted;          /* a NIP-86 allow list is in force */
 };
 
 /* Takes stored's latest POLICY; rebuilds NIP-11 when a text changed. */

@@ -271,7 +271,21 @@ static void metrics_info(struct metrics *m, const char *key, char *out, size_t l
 	sqlite3_finalize(st);
 }
 
-/* NIP-86 state the workers act on: relay texts and blocked addresses.
+/* Whether the table (allowed_pubkeys or allowed_kinds) has a row. */
+static bool metrics_has_rows(struct metrics *m, const char *sql)
+{
+	sqlite3_stmt *st;
+	bool rows = false;
+
+	if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) == SQLITE_OK) {
+		rows = sqlite3_step(st) == SQLITE_ROW;
+		sqlite3_finalize(st);
+	}
+	return rows;
+}
+
+/* NIP-86 state the workers act on or show: relay texts, blocked addresses,
+ * and whether an allow list restricts writes (NIP-11 restricted_writes).
  * The buffers are static: only this thread publishes. */
 static void metrics_publish_policy(struct metrics *m)
 {
@@ -296,6 +310,8 @@ static void metrics_publish_policy(struct metrics *m)
 		}
 		sqlite3_finalize(st);
 	}
+	p.writes_restricted = metrics_has_rows(m, "SELECT 1 FROM allowed_pubkeys LIMIT 1") ||
+			      metrics_has_rows(m, "SELECT 1 FROM allowed_kinds LIMIT 1");
 	buf_reset(&m->out);
 	if (msg_encode_policy(&m->out, &h, &p) == 0)
 		pub_send(m->s, m->out.data, m->out.len);

@@ -162,5 +162,22 @@ describe('NIP-13 minimum proof of work', () => {
     const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
     assert.equal(doc.limitation.min_pow_difficulty, 8);
     assert.ok(doc.supported_nips.includes(13));
+    /* Some writes are refused for what they are: restricted, though
+     * nobody has to authenticate. */
+    assert.equal(doc.limitation.restricted_writes, true);
+    assert.equal(doc.limitation.auth_required, false);
   });
 });
+
+/* NIP-11 auth_required means no action at all before AUTH: only "all". */
+for (const [mode, restricted] of [['writes', true], ['reads', false], ['no', false]]) {
+  describe(`NIP-11 with auth_required = ${mode}`, () => {
+    const relay = useRelay({ workers: 1, config: { auth_required: mode } });
+
+    it(`says auth_required false and restricted_writes ${restricted}`, async () => {
+      const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
+      assert.equal(doc.limitation.auth_required, false);
+      assert.equal(doc.limitation.restricted_writes, restricted);
+    });
+  });
+}

@@ -155,6 +155,22 @@ describe('NIP-86 management API', () => {
     assert.equal((await c.publish(signed(stranger.sk, { content: 'open again' }))).ok, true);
   });
 
+  it('NIP-11 restricted_writes follows the allow lists on every worker', async () => {
+    /* Twelve GETs from as many source ports reach both workers. */
+    const everywhere = async (want) => {
+      for (let i = 0; i < 12; i++) {
+        const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);
+        if (doc.limitation.restricted_writes !== want) return false;
+      }
+      return true;
+    };
+    await until(() => everywhere(false), { timeout: 5000, what: 'restricted_writes false' });
+    assert.equal(await ok(relay, 'allowkind', [1]), true);
+    await until(() => everywhere(true), { timeout: 5000, what: 'restricted_writes true' });
+    assert.equal(await ok(relay, 'disallowkind', [1]), true);
+    await until(() => everywhere(false), { timeout: 5000, what: 'restricted_writes false again' });
+  });
+
   it('blockip refuses new connections from the address on every worker; unblockip lifts it', async () => {
     assert.equal(await ok(relay, 'blockip', ['127.0.0.1', 'test']), true);
     assert.ok((await ok(relay, 'listblockedips')).some((b) => b.ip === '127.0.0.1'));

@@ -292,7 +292,7 @@ static const struct msg_manage_result manage_result_sample = { .response = { "{\
 static struct msg_str policy_ips[] = { { "203.0.113.7", 11 }, { "2001:db8::1", 11 } };
 static const struct msg_policy policy_sample = {
 	.relay_name = { "n", 1 }, .relay_description = { "", 0 }, .relay_icon = { "https://x/i.png", 15 },
-	.nblocked = 2, .blocked_ips = policy_ips,
+	.nblocked = 2, .blocked_ips = policy_ips, .writes_restricted = 1,
 };
 static const struct msg_policy policy_bare = { .relay_name = { "", 0 } };
 
@@ -676,6 +676,7 @@ static int policy_decode(const uint8_t *body, size_t len, const void *want)
 		ck_assert_uint_eq(m.nblocked, w->nblocked);
 		for (uint32_t i = 0; i < w->nblocked; i++)
 			assert_msg_str(m.blocked_ips[i], w->blocked_ips[i], body, len);
+		ck_assert_uint_eq(m.writes_restricted, w->writes_restricted);
 	}
 	msg_policy_release(&m);
 	msg_policy_release(&m);
