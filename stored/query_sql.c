@@ -221,8 +221,12 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		      const struct query_scope *scope, enum sb_shape shape)
 {
 	int searching, drive_tag = -1;
+	/* With NIP-50 off there is no index to search: a filter with a search
+	 * matches nothing, and the others in its request are still answered. */
+	bool unsearchable = f->search && !scope->search;
 
-	sb_search_expression(sb, f);
+	if (!unsearchable)
+		sb_search_expression(sb, f);
 	searching = sb->fts.len > 0;
 	if (shape == SHAPE_ROWS && !searching && !scope->by_seq_range)
 		drive_tag = sb_drive_tag(f);
@@ -240,6 +244,8 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 	if (searching)
 		sb_text(sb, " JOIN events_fts ON events_fts.rowid = events.seq");
 	sb_conditions(sb, f, scope, drive_tag);
+	if (unsearchable)
+		sb_text(sb, " AND 0");
 	if (searching) {
 		sb_text(sb, " AND events_fts MATCH ");
 		sb_bind(sb, BIND_TEXT, 0, sb->fts.data, (int)sb->fts.len);

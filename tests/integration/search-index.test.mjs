@@ -140,13 +140,17 @@ describe('search turned on for a database kept without it', () => {
   });
 
   it('indexes the events stored while it was off', async () => {
-    const { sk } = keypair();
+    const { sk, pk } = keypair();
     const w = word();
     const c = await relay.connect();
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await c.mustPublish(signed(sk, { content: `${w} kept while off ${i}` }))).id);
     const off = await c.req('off', { search: w });
     assert.deepEqual(off.events, [], 'search = 0 serves no search results');
+    /* A COUNT too: its search filter counts nothing, the others still count. */
+    const counted = await c.count('n', { authors: [pk] }, { search: w });
+    assert.equal(counted.count, 3, JSON.stringify(counted));
+    assert.equal((await c.count('s', { search: w })).count, 0);
 
     await relay.kill('stored', 'SIGTERM', { wait: true });
     writeFileSync(relay.configPath, configText({ ...relay.config, search: 1 }));
