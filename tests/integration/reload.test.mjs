@@ -49,6 +49,24 @@ describe('config reload', () => {
     }, { timeout: 3000, what: 'the name changed on both workers' });
   });
 
+  it("stored's max_limit and search keep their running values, in NIP-11 too, until restarts", async () => {
+    const before = await nip11(relay);
+    assert.equal(before.limitation.max_limit, 500);
+    assert.ok(before.supported_nips.includes(50));
+    assert.doesNotMatch(readFileSync(relay.configPath, 'utf8'), /^(max_limit|search) =/m);
+    writeFileSync(relay.configPath, readFileSync(relay.configPath, 'utf8') + 'max_limit = 1000\nsearch = 0\n');
+    const r = await relay.relayctl('--json', 'reload');
+    assert.equal(r.code, 0, r.stderr);
+    await until(() => /reload: search changed; restart stored, then the workers/.test(relay.logs()),
+      { timeout: 3000, what: 'the restart hint in the log' });
+    for (let i = 0; i < 4; i++) {
+      const doc = await nip11(relay);
+      assert.equal(doc.limitation.max_limit, 500);
+      assert.equal(doc.limitation.default_limit, 500);
+      assert.ok(doc.supported_nips.includes(50));
+    }
+  });
+
   it('a broken file is refused and the running configuration stays', async () => {
     writeFileSync(relay.configPath, readFileSync(relay.configPath, 'utf8') + '\nno_such_key = 1\n');
     await relay.kill(1, 'SIGHUP');
