@@ -156,13 +156,16 @@ static int parse_numbers(struct parse_state *st)
 }
 
 /* True when tag's first element names an indexed tag (single ASCII letter)
- * and it has a value to index. */
+ * and it has a value to index.  A `d` tag always counts, its value "" when
+ * it has none: the first `d` tag names an addressable event's address, and
+ * ["d"] is the address "" (NIP-01), not "no d tag" (which would let a later
+ * ["d", "x"] name it). */
 static bool tag_is_indexed(const cJSON *tag)
 {
 	const cJSON *name = tag->child;
 	const char *s = name ? name->valuestring : NULL;
 
-	if (!s || !name->next)
+	if (!s || (!name->next && strcmp(s, "d") != 0))
 		return false;
 	return ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')) && s[1] == '\0';
 }
@@ -331,7 +334,7 @@ static void index_tags(const struct parse_state *st, struct event_tag *out)
 
 		if (!tag_is_indexed(tag))
 			continue;
-		value = tag->child->next->valuestring;
+		value = tag->child->next ? tag->child->next->valuestring : "";
 		out[n].name = tag->child->valuestring[0];
 		out[n].value = value;
 		out[n].value_len = (uint32_t)strlen(value);

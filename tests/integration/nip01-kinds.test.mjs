@@ -128,6 +128,10 @@ describe('NIP-01 kinds', () => {
       ['d "" is the same address as no d tag', [[['d', '']], []], [1]],
       ['only the first d tag counts', [[['d', 'x'], ['d', 'y']], [['d', 'y']], [['d', 'x']]], [2, 1]],
       ['other tags do not matter', [[['d', 'k'], ['t', 'one']], [['t', 'two'], ['d', 'k']]], [1]],
+      /* A first d tag without a value is the address "", not "no d tag"
+       * (which would let the next d tag name it). */
+      ['a first d tag without a value is d ""', [[['d'], ['d', 'x']], []], [1]],
+      ['a first d tag without a value is not the next one\'s address', [[['d', 'x']], [['d'], ['d', 'x']]], [1, 0]],
     ];
     for (const [name, versions, kept] of ADDRESS_CASES) {
       it(`addressable: ${name}`, async () => {
