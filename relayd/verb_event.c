@@ -164,7 +164,10 @@ void verb_event(struct verb_ctx *v)
 	char why[160];
 
 	if (v->nargs != 1 || !cJSON_IsObject(obj)) {
-		verb_event_refuse(v, NULL, "invalid: EVENT takes exactly one event object");
+		/* With a readable id the client gets its OK false (NIP-01: every
+		 * EVENT is answered with OK), else a NOTICE. */
+		verb_event_refuse(v, cJSON_IsObject(obj) ? obj : NULL,
+				  "invalid: EVENT takes exactly one event object");
 		return;
 	}
 	verb_event_limits(v->r, &lim);

@@ -125,6 +125,16 @@ describe('NIP-01 events', () => {
       });
     }
 
+    it('an EVENT with an extra element gets OK false naming the readable id, and is not stored', async () => {
+      const ev = signed(sk, { content: 'extra element' });
+      const c = await relay.connect();
+      c.send(['EVENT', ev, 'x']);
+      const r = await c.okFor(ev.id);
+      assert.equal(r.ok, false);
+      assert.match(r.message, /^invalid: /);
+      assert.equal(await fetchById(c, ev.id), undefined);
+    });
+
     /* properly signed events that break a configured or NIP-01 limit */
     const LIMIT_BREAKERS = [
       ['kind 65536', () => ({ kind: 65536 })],
