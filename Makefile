@@ -31,7 +31,9 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c)
 STORED_SRC := $(filter-out stored/main.c,$(wildcard stored/*.c))
-RELAYD_SRC := $(filter-out relayd/main.c,$(wildcard relayd/*.c))
+# wsguard_hooks.c replaces recv() and close() for the relayd executable
+# alone (relayd/wsguard.h), not for the unit tests that link RELAYD_OBJ.
+RELAYD_SRC := $(filter-out relayd/main.c relayd/wsguard_hooks.c,$(wildcard relayd/*.c))
 CTL_SRC := $(wildcard stored/relayctl/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -72,7 +74,7 @@ $(BUILD)/libcommon.a: $(COMMON_OBJ)
 $(BUILD)/stored: $(call obj,stored/main.c) $(STORED_OBJ) $(BUILD)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/relayd: $(call obj,relayd/main.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
+$(BUILD)/relayd: $(call obj,relayd/main.c relayd/wsguard_hooks.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/relayctl: $(CTL_OBJ) $(BUILD)/libcommon.a

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "wsguard.h"
 
 /* Connections accepted per readiness callback, so a connection storm cannot
  * hold the loop for long; the rest wait for the next turn. */
@@ -88,6 +89,7 @@ int listen_on_ready(struct lws_vhost *vh, int fd)
 		 * delayed ACK, about 40 ms.  lws sets it only on sockets it accepts
 		 * itself. */
 		setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		wsguard_follow(conn); /* libwebsockets 4.1.6 takes unmasked frames */
 		if (!lws_adopt_socket_vhost(vh, conn))
 			close(conn); /* lws logged why; the client sees a reset */
 	}

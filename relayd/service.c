@@ -24,6 +24,7 @@
 #include "reply.h"
 #include "send.h"
 #include "ws.h"
+#include "wsguard.h"
 
 int64_t service_now_us(void)
 {
@@ -311,7 +312,7 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
 		atomic_load(&r->stats.requests_on_loop), listencheck_relistens(r->listencheck),
-		r->ok_latency
+		wsguard_refused(), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 

@@ -149,6 +149,8 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   0),
 	WF("relay_worker_listener_restarts_total", listener_restarts, "counter",
 	   "The worker's reply socket listened on again after it stopped taking connections.", 0),
+	WF("relay_worker_unmasked_closed_total", unmasked_closed, "counter",
+	   "Connections closed because the client sent an unmasked frame (RFC 6455).", 0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

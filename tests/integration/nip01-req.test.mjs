@@ -7,8 +7,10 @@
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { itStopsCleanly, useRelay, sleep } from './lib/relay.mjs';
+import { connect } from 'node:net';
+import { itStopsCleanly, useRelay, sleep, until, HOST } from './lib/relay.mjs';
 import { keypair, signed, PREFIXES, asciiJson } from './lib/client.mjs';
+import { metricValue } from './lib/metrics.mjs';
 
 const LIMITS = { max_limit: 5, max_subscriptions: 4, max_filters: 3, max_filter_values: 4 };
 const T = 1600000000; /* fixture times: older than anything else in this file */
@@ -360,6 +362,34 @@ describe('NIP-01 REQ', () => {
       const info = await c.waitClosed({ timeout: 3000 });
       assert.equal(info.code, 1007, `close code ${info.code}`);
       await relayStillServes();
+    });
+
+    it('an unmasked client frame closes the connection, unanswered (RFC 6455)', async () => {
+      /* A raw client: ws always masks.  One masked REQ first, answered;
+       * then the same REQ unmasked, which must not be. */
+      const sock = connect({ host: HOST, port: relay.port });
+      let got = Buffer.alloc(0);
+      const closed = new Promise((r) => sock.on('close', r));
+      sock.on('data', (d) => { got = Buffer.concat([got, d]); });
+      await new Promise((r) => sock.once('connect', r));
+      sock.write('GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n' +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+      await until(() => got.includes('\r\n\r\n'), { timeout: 3000, what: 'the upgrade' });
+      const frame = (text, mask) => {
+        const payload = Buffer.from(text);
+        const key = Buffer.from([1, 2, 3, 4]);
+        const body = mask ? Buffer.from(payload.map((b, i) => b ^ key[i % 4])) : payload;
+        return Buffer.concat([Buffer.from([0x81, (mask ? 0x80 : 0) | payload.length]), mask ? key : Buffer.alloc(0), body]);
+      };
+      sock.write(frame('["REQ","masked",{"limit":0}]', true));
+      await until(() => got.includes('["EOSE","masked"]'), { timeout: 3000, what: 'EOSE for the masked REQ' });
+      sock.write(frame('["REQ","bare",{"limit":0}]', false));
+      await Promise.race([closed, sleep(3000).then(() => assert.fail('the connection stayed open'))]);
+      assert.equal(got.includes('"bare"'), false, 'the unmasked REQ was answered');
+      await relayStillServes();
+      const closedFor = async () => metricValue((await relay.httpGet('/metrics')).body,
+        'relay_worker_unmasked_closed_total{') ?? 0;
+      await until(async () => (await closedFor()) === 1, { timeout: 5000, what: 'the unmasked close counted' });
     });
 
     it('answers a websocket ping', async () => {
