@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Relay, useRelay, itStopsCleanly, binary, run, until } from './lib/relay.mjs';
-import { keypair, signed, now } from './lib/client.mjs';
+import { keypair, signed, signedCanonical, now } from './lib/client.mjs';
 
 const NNGCAT = '/usr/bin/nngcat';
 
@@ -310,6 +310,7 @@ describe('admin socket and relayctl', () => {
         '',
         JSON.stringify({ ...signed(esk, { content: 'x' }), content: 'tampered' }),
         JSON.stringify(signed(esk, { kind: 20001, content: 'ephemeral' })),
+        JSON.stringify(signedCanonical(esk, { content: 'nul \0 inside' })),
         ...dump.slice(2),
       ].join('\n') + '\n';
       const imp = await relayctlWith(second, ['import'], input);
@@ -317,8 +318,9 @@ describe('admin socket and relayctl', () => {
       assert.match(imp.stderr, /^line 3: invalid: not a JSON object$/m);
       assert.match(imp.stderr, /^line 5: invalid: id does not match/m);
       assert.match(imp.stderr, /^line 6: invalid: ephemeral events are not stored$/m);
-      assert.equal(imp.stderr.trim().split('\n').length, 3, imp.stderr);
-      assert.match(imp.stdout, new RegExp(`^${dump.length + 4} lines: ${dump.length} stored, 0 duplicate, 0 refused, 3 invalid$`, 'm'));
+      assert.match(imp.stderr, /^line 7: invalid: strings with \\u0000 \(NUL\) are not supported$/m);
+      assert.equal(imp.stderr.trim().split('\n').length, 4, imp.stderr);
+      assert.match(imp.stdout, new RegExp(`^${dump.length + 5} lines: ${dump.length} stored, 0 duplicate, 0 refused, 4 invalid$`, 'm'));
 
       const back = await second.relayctl('export');
       assert.deepEqual(exportLines(back.stdout), dump);
