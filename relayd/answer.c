@@ -2,9 +2,9 @@
 #include "answer.h"
 
 #include <stdio.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/log.h"
 #include "../proto/msg.h"

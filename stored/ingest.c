@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/err.h"
 #include "../common/log.h"
@@ -24,8 +25,8 @@ static const char *const ingest_sql[ST_COUNT] = {
 			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
 	[ST_INSERT_TAG] = "INSERT INTO tags(seq, name, value, created_at) VALUES(?1, ?2, ?3, ?4)",
 	[ST_FIND_ID] = "SELECT 1 FROM events WHERE id = ?1",
-	[ST_FIND_VERSION] = "SELECT seq, created_at, id FROM events"
-			    " WHERE pubkey = ?1 AND kind = ?2 AND addr = ?3",
+	[ST_FIND_VERSION] = "SELECT seq, created_at, id, expires_at IS NOT NULL AND expires_at <= ?4"
+			    " FROM events WHERE pubkey = ?1 AND kind = ?2 AND addr = ?3",
 	/* The events_cleanup trigger removes its tags and text too. */
 	[ST_DELETE_EVENT] = "DELETE FROM events WHERE seq = ?1",
 };
@@ -108,6 +109,8 @@ static int ingest_delete(struct ingest *in, int64_t seq)
 /*
  * Looks for stored versions of ev's address.  Sets *superseded when one of
  * them wins over ev; otherwise deletes them all (there is normally one).
+ * An expired version wins over nothing: from the second it expired it is
+ * gone for readers (NIP-40), so it goes now, as the disk job would take it.
  */
 static int ingest_replace_versions(struct ingest *in, const struct event *ev, const char *addr,
 				   uint32_t addr_len, int *superseded)
@@ -120,10 +123,11 @@ static int ingest_replace_versions(struct ingest *in, const struct event *ev, co
 	sqlite3_bind_blob(st, 1, ev->pubkey, EVENT_PUBKEY_LEN, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, ev->kind);
 	sqlite3_bind_text(st, 3, addr, (int)addr_len, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, (int64_t)time(NULL));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const void *old_id = sqlite3_column_blob(st, 2);
 
-		if (sqlite3_column_bytes(st, 2) == EVENT_ID_LEN &&
+		if (!sqlite3_column_int(st, 3) && sqlite3_column_bytes(st, 2) == EVENT_ID_LEN &&
 		    !event_newer(ev->created_at, ev->id, sqlite3_column_int64(st, 1), old_id))
 			*superseded = 1;
 		else if (nlosers < 8)

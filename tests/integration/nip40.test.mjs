@@ -97,6 +97,21 @@ describe('NIP-40 expiration, checked at query and delivery time', () => {
     assert.equal(await storedEvents(relay), onDisk);
   });
 
+  it('an expired replaceable version no longer wins: an older one arriving after is stored and served', async () => {
+    const { sk, pk } = keypair();
+    const c = await relay.connect();
+    const exp = now() + 2;
+    const newer = await c.mustPublish(expiring(sk, exp, { kind: 0, created_at: now() }));
+    const older = signed(sk, { kind: 0, created_at: now() - 60, content: '{"name":"older"}' });
+    const early = await c.publish(older);
+    assert.deepEqual([early.ok, early.message.split(':')[0]], [true, 'duplicate'], 'refused while the newer one is live');
+    assert.deepEqual((await c.req('a', { authors: [pk], kinds: [0] })).events.map((e) => e.id), [newer.id]);
+    await passSecond(exp);
+    const late = await c.publish(older);
+    assert.deepEqual([late.ok, late.message], [true, ''], JSON.stringify(late.frame));
+    assert.deepEqual((await c.req('b', { authors: [pk], kinds: [0] })).events.map((e) => e.id), [older.id]);
+  });
+
   itStopsCleanly(relay);
 });
 

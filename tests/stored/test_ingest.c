@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/sha.h>
@@ -202,6 +203,29 @@ START_TEST(test_replaceable_keeps_newest)
 	ck_assert_str_eq(labels("1"), "20 40 50");
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE addr = ''"), 3);
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events WHERE hex(pubkey) LIKE '01%'"), 2);
+}
+END_TEST
+
+/* NIP-40: a stored version that has expired is gone for readers, so it
+ * wins over nothing: an older version arriving now is stored, and the
+ * expired one removed.  One that has not expired yet still wins. */
+START_TEST(test_expired_version_supersedes_nothing)
+{
+	struct event ev;
+	int64_t now = (int64_t)time(NULL);
+
+	make_event(&ev, 20, 1, 200, 0, NULL, 0);
+	ev.expiration = now - 5;
+	ck_assert_int_eq(ingest_event(in, &ev, &(int64_t){ 0 }, &why), INGEST_STORED);
+	event_free(&ev);
+	make_event(&ev, 21, 2, 200, 0, NULL, 0);
+	ev.expiration = now + 3600;
+	ck_assert_int_eq(ingest_event(in, &ev, &(int64_t){ 0 }, &why), INGEST_STORED);
+	event_free(&ev);
+	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, NULL), INGEST_STORED);
+	ck_assert_int_eq(put(11, 2, 100, 0, NULL, 0, NULL), INGEST_SUPERSEDED);
+	commit();
+	ck_assert_str_eq(labels("1"), "10 21");
 }
 END_TEST
 
@@ -540,6 +564,7 @@ static Suite *ingest_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, test_replaceable_keeps_newest, 0,
 			    (int)(sizeof(replaceable_kinds) / sizeof(replaceable_kinds[0])));
+	tcase_add_test(tc, test_expired_version_supersedes_nothing);
 	tcase_add_test(tc, test_replaceable_newest_later_wins_seq);
 	tcase_add_test(tc, test_tie_lowest_id_low_first);
 	tcase_add_test(tc, test_tie_lowest_id_high_first);
