@@ -19,6 +19,7 @@
 #include "queue.h"
 #include "stored.h"
 #include "reply.h"
+#include "writer.h"
 
 /* Largest request stored accepts: an event at the configured message limit
  * plus framing, never less than nng's usual 1 MiB. */
@@ -105,6 +106,7 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 	if (refused) {
 		if (refused < 0)
 			why = "error: the relay's rules could not be checked, retry";
+		writer_count_reject(&s->stats, why);
 		rpc_answer_event(s, to, m->conn_id, id, false, why);
 		return;
 	}

@@ -150,8 +150,7 @@ static void writer_send_results(struct writer *w)
 	w->nresults = 0;
 }
 
-/* Counts a message that is not a plain acceptance by its prefix. */
-static void writer_count_reject(struct stored_stats *st, const char *message)
+void writer_count_reject(struct stored_stats *st, const char *message)
 {
 	static const char *const prefixes[] = {
 		[STORED_REJECT_DUPLICATE] = "duplicate:",

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 struct stored;
+struct stored_stats;
 
 /* Opens the write connection and starts the thread.  Returns 0 or ERR_DB /
  * ERR_NOMEM. */
@@ -33,5 +34,10 @@ int writer_start(struct stored *s, pthread_t *thread);
  * now (search_index.h).  Gives up after query_time_limit_ms and returns
  * false; the search then runs on what is indexed. */
 bool writer_await_search(struct stored *s, int64_t seq);
+
+/* Counts an answer that is not a plain acceptance by its prefix (relayctl
+ * stats "rejects"); the rpc thread counts its refusals of ephemeral events
+ * here too.  Atomic: any thread. */
+void writer_count_reject(struct stored_stats *st, const char *message);
 
 #endif

@@ -103,10 +103,13 @@ describe('NIP-86 management API', () => {
     const relayed = (ev) => listener.liveEvent('eph', ev.id, { timeout: 300 }).then(() => true, () => false);
 
     assert.equal(await ok(relay, 'banpubkey', [bad.pk, 'spam']), true);
+    const blocked = async () => JSON.parse((await relay.relayctl('--json', 'stats')).stdout).rejects.blocked;
+    const blockedBefore = await blocked();
     const banned = signed(bad.sk, { kind: 20001, content: 'banned, ephemeral' });
     let r = await c.publish(banned);
     assert.deepEqual([r.ok, /^blocked: /.test(r.message)], [false, true], JSON.stringify(r.frame));
     assert.equal(await relayed(banned), false);
+    assert.equal(await blocked(), blockedBefore + 1, 'counted in relayctl stats rejects');
     assert.equal(await ok(relay, 'unbanpubkey', [bad.pk]), true);
 
     assert.equal(await ok(relay, 'allowpubkey', [friend.pk, 'member']), true);
