@@ -34,7 +34,50 @@ static bool wsguard_line_upgrades(const char *line, size_t len)
 	return len - i >= 9 && memcmp(line + i, "websocket", 9) == 0;
 }
 
-/* One byte of the request head. */
+/* "content-length:", blanks, digits: *value. */
+static bool wsguard_line_length(const char *line, size_t len, uint64_t *value)
+{
+	static const char key[] = "content-length:";
+	size_t i = sizeof(key) - 1;
+	uint64_t v = 0;
+
+	if (len < i || memcmp(line, key, i) != 0)
+		return false;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (i == len || line[i] < '0' || line[i] > '9')
+		return false;
+	for (; i < len && line[i] >= '0' && line[i] <= '9' && v < UINT64_MAX / 10; i++)
+		v = v * 10 + (uint64_t)(line[i] - '0');
+	*value = v;
+	return true;
+}
+
+static bool wsguard_line_chunked(const char *line, size_t len)
+{
+	static const char key[] = "transfer-encoding:";
+
+	return len >= sizeof(key) - 1 && memcmp(line, key, sizeof(key) - 1) == 0;
+}
+
+/* A head ended: frames follow an upgrade; a plain request's body, then
+ * the next request, follow any other (a chunked body is not followed). */
+static void wsguard_head_done(struct wsguard_stream *st)
+{
+	if (st->upgrade) {
+		st->phase = WSGUARD_FRAME;
+	} else if (st->chunked) {
+		st->phase = WSGUARD_OFF;
+	} else {
+		uint64_t body = st->content_length;
+
+		wsguard_stream_init(st);
+		st->payload_left = body;
+		st->phase = body ? WSGUARD_BODY : WSGUARD_HEAD;
+	}
+}
+
+/* One byte of a request head. */
 static void wsguard_head_byte(struct wsguard_stream *st, uint8_t c)
 {
 	if (++st->head_bytes > WSGUARD_HEAD_MAX) {
@@ -42,10 +85,16 @@ static void wsguard_head_byte(struct wsguard_stream *st, uint8_t c)
 	} else if (c == '\n') {
 		/* An empty line ends the head, unless nothing came before it
 		 * (HTTP lets a client send blank lines ahead of its request). */
-		if (st->line_len == 0 && st->head_bytes > 2)
-			st->phase = st->upgrade ? WSGUARD_FRAME : WSGUARD_OFF;
+		if (st->line_len == 0 && st->started)
+			wsguard_head_done(st);
 		else if (wsguard_line_upgrades(st->line, st->line_len))
 			st->upgrade = true;
+		else if (wsguard_line_chunked(st->line, st->line_len))
+			st->chunked = true;
+		else
+			wsguard_line_length(st->line, st->line_len, &st->content_length);
+		if (st->line_len)
+			st->started = true;
 		st->line_len = 0;
 	} else if (c != '\r' && st->line_len < sizeof(st->line)) {
 		st->line[st->line_len++] = (char)tolower(c);
@@ -93,13 +142,14 @@ size_t wsguard_scan(struct wsguard_stream *st, const uint8_t *data, size_t len)
 				st->phase = st->payload_left ? WSGUARD_PAYLOAD : WSGUARD_FRAME;
 			}
 			break;
-		case WSGUARD_PAYLOAD: {
+		case WSGUARD_PAYLOAD:
+		case WSGUARD_BODY: {
 			size_t skip = len - i < st->payload_left ? len - i : (size_t)st->payload_left;
 
 			i += skip;
 			st->payload_left -= skip;
 			if (!st->payload_left)
-				st->phase = WSGUARD_FRAME;
+				st->phase = st->phase == WSGUARD_BODY ? WSGUARD_HEAD : WSGUARD_FRAME;
 			break;
 		}
 		case WSGUARD_OFF:

@@ -13,9 +13,10 @@
  * so the library sees the end of the stream and closes the connection
  * (RFC 6455 allows closing without a close frame here).
  *
- * A request that is not an upgrade ends the following (keep-alive HTTP is
- * not framed).  The scanner is a pure function of the bytes, so the unit
- * tests drive it directly.
+ * A request that is not an upgrade is followed past its body
+ * (Content-Length) to the next request on the connection, which may be an
+ * upgrade; one with a chunked body ends the following.  The scanner is a
+ * pure function of the bytes, so the unit tests drive it directly.
  */
 #ifndef RELAYD_WSGUARD_H
 #define RELAYD_WSGUARD_H
@@ -26,14 +27,16 @@
 
 /* Where a followed stream is. */
 enum wsguard_phase {
-	WSGUARD_HEAD,    /* the HTTP request head */
+	WSGUARD_HEAD,    /* an HTTP request head */
+	WSGUARD_BODY,    /* a plain request's body (payload_left to go) */
 	WSGUARD_FRAME,   /* a frame header (hdr collects it) */
 	WSGUARD_PAYLOAD, /* a frame's payload (payload_left to go) */
 	WSGUARD_OFF,     /* not a websocket: nothing more to check */
 	WSGUARD_BROKEN,  /* an unmasked frame came: the stream is over */
 };
 
-/* The longest head followed; a longer one is left to the library. */
+/* The longest head followed (each request's); a longer one is left to the
+ * library. */
 #define WSGUARD_HEAD_MAX 16384
 
 struct wsguard_stream {
@@ -42,9 +45,12 @@ struct wsguard_stream {
 	char line[24];     /* the current header line's start, lowercased */
 	uint8_t line_len;
 	bool upgrade;      /* the head asked for "Upgrade: websocket" */
+	bool chunked;      /* the head's body is chunked */
+	bool started;      /* a non-empty line of this head came */
+	uint64_t content_length;
 	uint8_t hdr[14];   /* the frame header so far */
 	uint8_t hdr_len;
-	uint64_t payload_left;
+	uint64_t payload_left; /* of a frame, or of a plain request's body */
 };
 
 /* A stream at the start of its HTTP request. */

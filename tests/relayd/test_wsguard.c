@@ -1,8 +1,9 @@
 /*
  * test_wsguard.c - checks relayd/wsguard.c's scanner: masked frames of
  * every length encoding pass whole; the first unmasked frame is cut at its
- * first byte, wherever the reads split the stream; a request that is not a
- * websocket upgrade is not followed; and the descriptor table forgets.
+ * first byte, wherever the reads split the stream; plain requests are
+ * followed past their bodies to an upgrade on the same connection; and the
+ * descriptor table forgets.
  */
 #include <check.h>
 #include <stdint.h>
@@ -116,18 +117,46 @@ START_TEST(test_unmasked_frame_is_cut_at_its_first_byte)
 }
 END_TEST
 
-START_TEST(test_plain_http_is_not_followed)
+/* Plain requests are followed past their bodies to the next request on
+ * the connection: frame-like bytes in a body are no frame, and an upgrade
+ * after them is followed. */
+START_TEST(test_keep_alive_requests_then_an_upgrade)
 {
-	static const char req[] = "GET / HTTP/1.1\r\nAccept: application/nostr+json\r\n\r\n"
-				  "GET /metrics HTTP/1.1\r\n\r\n";
+	static struct stream_bytes b;
+	static const char get[] = "GET / HTTP/1.1\r\nAccept: application/nostr+json\r\n\r\n";
+	static const char post[] = "POST / HTTP/1.1\r\nContent-Type: application/nostr+json+rpc\r\n"
+				   "Content-Length:  6\r\n\r\n";
+	struct wsguard_stream st;
+	size_t cut;
+
+	b.len = 0;
+	put(&b, get, strlen(get));
+	put(&b, post, strlen(post));
+	put(&b, "\x81\x04" "abcd", 6); /* the body: looks like an unmasked frame */
+	put(&b, "GET /x HTTP/1.1\r\nUpgrade: h2c\r\n\r\n", 34);
+	put(&b, upgrade_head, strlen(upgrade_head));
+	put_frame(&b, 2, 1);
+	cut = b.len;
+	put_frame(&b, 2, 0);
+	for (size_t chunk = 1; chunk <= b.len; chunk = chunk * 2 + 1) {
+		size_t passed = scan_in_chunks(&b, chunk, &st);
+
+		ck_assert_int_eq(st.phase, WSGUARD_BROKEN);
+		ck_assert_uint_le(passed, cut + 1);
+		ck_assert_uint_ge(passed + chunk, cut + 1);
+	}
+}
+END_TEST
+
+/* A chunked body is not followed: the connection is left alone after it. */
+START_TEST(test_chunked_body_ends_the_following)
+{
+	static const char req[] = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+				  "2\r\n\x81\x04\r\n0\r\n\r\n";
 	struct wsguard_stream st;
 
 	wsguard_stream_init(&st);
 	ck_assert_uint_eq(wsguard_scan(&st, (const uint8_t *)req, strlen(req)), strlen(req));
-	ck_assert_int_eq(st.phase, WSGUARD_OFF);
-	/* "Upgrade" naming something else is not a websocket either. */
-	wsguard_stream_init(&st);
-	ck_assert_uint_eq(wsguard_scan(&st, (const uint8_t *)"GET / HTTP/1.1\r\nUpgrade: h2c\r\n\r\nxx", 34), 34);
 	ck_assert_int_eq(st.phase, WSGUARD_OFF);
 }
 END_TEST
@@ -197,7 +226,8 @@ static Suite *wsguard_suite(void)
 
 	tcase_add_test(tc, test_masked_frames_pass);
 	tcase_add_test(tc, test_unmasked_frame_is_cut_at_its_first_byte);
-	tcase_add_test(tc, test_plain_http_is_not_followed);
+	tcase_add_test(tc, test_keep_alive_requests_then_an_upgrade);
+	tcase_add_test(tc, test_chunked_body_ends_the_following);
 	tcase_add_test(tc, test_leading_blank_lines);
 	tcase_add_test(tc, test_head_too_long_is_left_alone);
 	tcase_add_test(tc, test_table_follows_and_forgets);
