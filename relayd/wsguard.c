@@ -21,43 +21,32 @@ void wsguard_stream_init(struct wsguard_stream *st)
 	st->phase = WSGUARD_HEAD;
 }
 
-/* "upgrade:", blanks, "websocket" at the start of a lowercased line. */
-static bool wsguard_line_upgrades(const char *line, size_t len)
+/* Where the value of header key (lowercase, with its colon) starts in a
+ * lowercased line, past blanks; 0 when the line is another header. */
+static size_t wsguard_header_value(const char *line, size_t len, const char *key)
 {
-	static const char key[] = "upgrade:";
-	size_t i = sizeof(key) - 1;
+	size_t i = strlen(key);
 
 	if (len < i || memcmp(line, key, i) != 0)
-		return false;
+		return 0;
 	while (i < len && (line[i] == ' ' || line[i] == '\t'))
 		i++;
-	return len - i >= 9 && memcmp(line + i, "websocket", 9) == 0;
+	return i;
 }
 
-/* "content-length:", blanks, digits: *value. */
-static bool wsguard_line_length(const char *line, size_t len, uint64_t *value)
+/* One header line of a request head (lowercased). */
+static void wsguard_head_line(struct wsguard_stream *st, const char *line, size_t len)
 {
-	static const char key[] = "content-length:";
-	size_t i = sizeof(key) - 1;
-	uint64_t v = 0;
+	size_t v;
 
-	if (len < i || memcmp(line, key, i) != 0)
-		return false;
-	while (i < len && (line[i] == ' ' || line[i] == '\t'))
-		i++;
-	if (i == len || line[i] < '0' || line[i] > '9')
-		return false;
-	for (; i < len && line[i] >= '0' && line[i] <= '9' && v < UINT64_MAX / 10; i++)
-		v = v * 10 + (uint64_t)(line[i] - '0');
-	*value = v;
-	return true;
-}
-
-static bool wsguard_line_chunked(const char *line, size_t len)
-{
-	static const char key[] = "transfer-encoding:";
-
-	return len >= sizeof(key) - 1 && memcmp(line, key, sizeof(key) - 1) == 0;
+	if ((v = wsguard_header_value(line, len, "upgrade:")))
+		st->upgrade = len - v >= 9 && memcmp(line + v, "websocket", 9) == 0;
+	else if (wsguard_header_value(line, len, "transfer-encoding:"))
+		st->chunked = true; /* a body whose end only its chunks tell */
+	else if ((v = wsguard_header_value(line, len, "content-length:")))
+		for (st->content_length = 0;
+		     v < len && line[v] >= '0' && line[v] <= '9' && st->content_length < UINT64_MAX / 10; v++)
+			st->content_length = st->content_length * 10 + (uint64_t)(line[v] - '0');
 }
 
 /* A head ended: frames follow an upgrade; a plain request's body, then
@@ -87,12 +76,8 @@ static void wsguard_head_byte(struct wsguard_stream *st, uint8_t c)
 		 * (HTTP lets a client send blank lines ahead of its request). */
 		if (st->line_len == 0 && st->started)
 			wsguard_head_done(st);
-		else if (wsguard_line_upgrades(st->line, st->line_len))
-			st->upgrade = true;
-		else if (wsguard_line_chunked(st->line, st->line_len))
-			st->chunked = true;
 		else
-			wsguard_line_length(st->line, st->line_len, &st->content_length);
+			wsguard_head_line(st, st->line, st->line_len);
 		if (st->line_len)
 			st->started = true;
 		st->line_len = 0;

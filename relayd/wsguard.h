@@ -42,7 +42,7 @@ enum wsguard_phase {
 struct wsguard_stream {
 	enum wsguard_phase phase;
 	uint32_t head_bytes;
-	char line[24];     /* the current header line's start, lowercased */
+	char line[40];     /* the current header line's start, lowercased */
 	uint8_t line_len;
 	bool upgrade;      /* the head asked for "Upgrade: websocket" */
 	bool chunked;      /* the head's body is chunked */
