@@ -45,7 +45,9 @@
 #include "../common/filter.h"
 #include "../common/histo.h"
 
-#define PROTO_VERSION 1
+/* 2: WORKER_STATS, DELIVER and POLICY carry new fields (listener
+ * restarts, unmasked closes; expiration; writes restricted). */
+#define PROTO_VERSION 2
 #define MSG_HEADER_LEN 8
 /* Longest subscription id in bytes: NIP-01 allows 64 characters, and a
  * UTF-8 character takes up to 4 bytes. */

@@ -342,8 +342,15 @@ static void rpc_dispatch_one(struct stored *s, uint32_t pipe, const uint8_t *dat
 {
 	struct rpc_return to = { 0 };
 	struct msg_header h;
+	int err = msg_decode_header(data, len, &h);
 
-	if (msg_decode_header(data, len, &h) || h.type == MSG_BUNDLE || !rpc_handlers[h.type]) {
+	if (err || h.type == MSG_BUNDLE || !rpc_handlers[h.type]) {
+		static atomic_bool told;
+
+		if (err == ERR_VERSION && !atomic_exchange(&told, true))
+			log_warnx("a worker speaks protocol version %u and this stored %u: its requests"
+				  " are dropped; restart relay.target so that all run one build",
+				  h.version, PROTO_VERSION);
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}
