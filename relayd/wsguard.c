@@ -184,6 +184,7 @@ void wsguard_follow(int fd)
 
 void wsguard_forget(int fd)
 {
+	pthread_once(&wsguard_once, wsguard_table); /* the table's size, seen by this thread */
 	if (fd >= 0 && (size_t)fd < wsguard_nslots && wsguard_slots)
 		free(atomic_exchange(&wsguard_slots[fd], NULL));
 }
@@ -193,6 +194,7 @@ size_t wsguard_filter(int fd, const void *buf, size_t n)
 	struct wsguard_stream *st;
 	size_t pass;
 
+	pthread_once(&wsguard_once, wsguard_table);
 	if (fd < 0 || (size_t)fd >= wsguard_nslots || !wsguard_slots ||
 	    !(st = atomic_load(&wsguard_slots[fd])) || st->phase == WSGUARD_OFF)
 		return n;

@@ -6,6 +6,7 @@
  * descriptor table forgets.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,6 +220,37 @@ START_TEST(test_table_follows_and_forgets)
 }
 END_TEST
 
+/* The table is shared by every thread that reads or closes a descriptor:
+ * threads following, filtering and forgetting their own numbers at once
+ * (TSan's run of this suite checks the table for races). */
+static void *churn_fds(void *arg)
+{
+	int base = *(int *)arg;
+	static const char head[] = "GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n\x81\x80" "abcd";
+
+	for (int round = 0; round < 2000; round++) {
+		int fd = base + round % 8;
+
+		wsguard_follow(fd);
+		ck_assert_uint_eq(wsguard_filter(fd, head, sizeof(head) - 1), sizeof(head) - 1);
+		wsguard_forget(fd);
+	}
+	return NULL;
+}
+
+START_TEST(test_table_shared_by_threads)
+{
+	pthread_t t[3];
+	int bases[3] = { 100, 200, 300 };
+
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, churn_fds, &bases[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(wsguard_refused(), 0);
+}
+END_TEST
+
 static Suite *wsguard_suite(void)
 {
 	Suite *s = suite_create("wsguard");
@@ -231,6 +263,7 @@ static Suite *wsguard_suite(void)
 	tcase_add_test(tc, test_leading_blank_lines);
 	tcase_add_test(tc, test_head_too_long_is_left_alone);
 	tcase_add_test(tc, test_table_follows_and_forgets);
+	tcase_add_test(tc, test_table_shared_by_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
