@@ -76,7 +76,7 @@ static const struct key_case keys[] = {
 	U(max_queued_messages, "64", 2, 100000, "8"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
 	U(listen_check_ms, "1000", 0, 60000, "0"),
-	U(listen_check_timeout_ms, "1000", 100, 60000, "3000"),
+	U(listen_check_timeout_ms, "1000", 100, 5000, "3000"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
