@@ -44,7 +44,7 @@ static const struct config_key config_keys[] = {
 	    " connections (nng 1.5.2's listener fault; see the README), 0: never"),
 	U32(listen_check_timeout_ms, "network", "1000", 100, 5000,
 	    "how long a check waits for the handshake, then for the socket to take the"
-	    " connection (a stop waits for a check in progress: at most twice this)"),
+	    " connection (a stop waits for a check in progress: up to three times this)"),
 	STR(data_dir, "paths", "./var/data", "directory of the SQLite database"),
 	STR(run_dir, "paths", "./var/run", "directory of the nng IPC sockets"),
 	STR(relay_name, "relay", "crelay", "NIP-11 name"),

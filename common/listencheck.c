@@ -319,14 +319,14 @@ void listencheck_stop(struct listencheck *lc)
 	pthread_cond_signal(&lc->wake);
 	pthread_mutex_unlock(&lc->lock);
 	if (lc->started) {
-		/* A check takes at most twice the timeout (the handshake, then
-		 * the socket's report); past that margin the thread
+		/* A check takes at most three times the timeout (connecting,
+		 * the handshake, the socket's report); past that margin the thread
 		 * is stuck inside nng (listening again closes a listener, and
 		 * nng 1.5.2 can hang there), and a stop must not wait for it. */
 		struct timespec until; /* pthread_timedjoin_np() counts on CLOCK_REALTIME */
 
 		deadline_after_ms(&until, CLOCK_REALTIME,
-				  2 * (int)lc->timeout_ms + LISTENCHECK_STOP_MARGIN_S * 1000);
+				  3 * (int)lc->timeout_ms + LISTENCHECK_STOP_MARGIN_S * 1000);
 		if (pthread_timedjoin_np(lc->thread, NULL, &until) != 0) {
 			log_warnx("the listener check did not stop; leaving it");
 			lc->abandoned = true;

@@ -62,7 +62,8 @@ typedef int (*listencheck_relisten_fn)(void *arg);
 
 /* An empty checker: add the sockets, then start it.  It checks every
  * interval_ms (0: never; listen_check_ms in the config) and waits
- * timeout_ms for each of a check's two answers (listen_check_timeout_ms). */
+ * timeout_ms for the connection and each of a check's two answers
+ * (listen_check_timeout_ms). */
 struct listencheck *listencheck_new(uint32_t interval_ms, uint32_t timeout_ms);
 
 /*
@@ -81,8 +82,8 @@ int listencheck_start(struct listencheck *lc);
 /* Listeners replaced so far (all sockets together); 0 for NULL. */
 uint64_t listencheck_relistens(const struct listencheck *lc);
 
-/* Stops the thread (after the check in progress, if any: at most twice
- * the timeout; one stuck inside nng longer than that is left behind, logged);
+/* Stops the thread (after the check in progress, if any: at most three
+ * times the timeout; one stuck inside nng longer than that is left behind, logged);
  * NULL is a no-op.  Call before closing the checked sockets. */
 void listencheck_stop(struct listencheck *lc);
 
