@@ -23,7 +23,7 @@ struct config {
 	uint32_t port;
 	uint32_t workers;
 	uint32_t listen_check_ms;         /* 0: no listener checks (listencheck.h) */
-	uint32_t listen_check_timeout_ms; /* for each of a check's two answers */
+	uint32_t listen_check_timeout_ms; /* for connecting and each of a check's two answers */
 	/* [paths] */
 	char data_dir[CONFIG_PATH_MAX];
 	char run_dir[CONFIG_PATH_MAX];

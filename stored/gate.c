@@ -42,9 +42,14 @@ void gate_close(struct gate *g)
 	free(g);
 }
 
+int gate_rules_refuse(struct access *a, struct erase *e, const struct event *ev, const char **why)
+{
+	int refused = access_refuses(a, ev, why);
+
+	return refused ? refused : erase_refuses(e, ev, why);
+}
+
 int gate_refuses(struct gate *g, const struct event *ev, const char **why)
 {
-	int refused = access_refuses(g->access, ev, why);
-
-	return refused ? refused : erase_refuses(g->erase, ev, why);
+	return gate_rules_refuse(g->access, g->erase, ev, why);
 }

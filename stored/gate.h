@@ -1,5 +1,6 @@
 /*
- * gate.h - the operator's publishing rules for ephemeral events.
+ * gate.h - the operator's publishing rules, and a checker of them for
+ * ephemeral events.
  *
  * Stored events meet the NIP-86 rules (banned ids and pubkeys, allowed
  * pubkeys and kinds) and NIP-62's vanished authors in the writer, which
@@ -14,7 +15,15 @@
 
 #include "../common/event.h"
 
+struct access;
+struct erase;
 struct gate;
+
+/* The rules in the order every path applies them (the writer's ingest.c
+ * and gate_refuses): NIP-86 access, then deletions, bans and vanished
+ * authors.  Returns 0 (allowed), 1 (refused; *why is a static message)
+ * or ERR_DB. */
+int gate_rules_refuse(struct access *a, struct erase *e, const struct event *ev, const char **why);
 
 /* Opens the database at path read-only and prepares the checks; NULL on
  * failure (logged). */

@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "access.h"
 #include "erase.h"
+#include "gate.h"
 #include "tagval.h"
 
 enum ingest_stmt {
@@ -196,9 +197,7 @@ enum ingest_outcome ingest_event(struct ingest *in, const struct event *ev, int6
 	uint32_t addr_len = 0;
 	int exists, superseded, refused;
 
-	refused = access_refuses(in->access, ev, why);
-	if (!refused)
-		refused = erase_refuses(in->erase, ev, why);
+	refused = gate_rules_refuse(in->access, in->erase, ev, why);
 	if (refused)
 		return refused < 0 ? INGEST_FAILED : INGEST_REFUSED;
 	if (cls == EVENT_REGULAR)
