@@ -132,10 +132,10 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 	/* Held while the history came (up to seconds): NIP-40 says an event is
 	 * not delivered from the second it expires. */
 	outq_drop_expired(&s->held, (int64_t)time(NULL));
+	replay_went_live(r, c, s, covered_after, max_seq);
 	outq_splice(&c->out, &s->held);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
-	replay_went_live(r, c, s, covered_after, max_seq);
 }
 
 /* The last chunk and the EOSE in one message: the same as QUERY_EVENTS then
@@ -342,8 +342,10 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 	if (m.commit_seq > r->last_commit_seq)
 		r->last_commit_seq = m.commit_seq;
 	body = shared_new(m.event_json.ptr, m.event_json.len);
-	if (body)
+	if (body) {
 		body->expiration = m.expiration;
+		body->commit_seq = m.commit_seq;
+	}
 	for (uint32_t i = 0; body && i < m.ntargets; i++)
 		answer_deliver_one(r, &m.targets[i], body, m.commit_seq);
 	shared_unref(body);

@@ -40,35 +40,61 @@ static bool make_room(struct lost_ranges *l)
 	return true;
 }
 
-/* The unasked range added last, or NULL. */
-static struct lost_range *newest_unasked(struct lost_ranges *l)
+/* The unasked range added last (only among held ones if held), or NULL. */
+static struct lost_range *newest_unasked(struct lost_ranges *l, bool held)
 {
 	struct lost_range *newest = NULL;
 
 	for (uint32_t i = 0; i < l->n; i++)
-		if (!l->r[i].request_id && (!newest || l->r[i].before > newest->before))
+		if (!l->r[i].request_id && (!held || l->r[i].held) &&
+		    (!newest || l->r[i].before > newest->before))
 			newest = &l->r[i];
 	return newest;
 }
 
-bool lost_ranges_add(struct lost_ranges *l, uint64_t after, uint64_t before)
+static void join_range(struct lost_range *join, uint64_t after, uint64_t before)
+{
+	if (after < join->after)
+		join->after = after;
+	if (before > join->before)
+		join->before = before;
+}
+
+bool lost_ranges_add(struct lost_ranges *l, uint64_t after, uint64_t before, bool held)
 {
 	struct lost_range *join;
 
 	if (range_empty(after, before))
 		return true;
-	if (make_room(l)) {
-		l->r[l->n++] = (struct lost_range){ after, before, 0 };
+	/* What arrived between the two is held, and dropped once live if
+	 * asked again: one range then costs one replay, not one per loss. */
+	if (held && (join = newest_unasked(l, true))) {
+		join_range(join, after, before);
 		return true;
 	}
-	join = newest_unasked(l);
+	if (make_room(l)) {
+		l->r[l->n++] = (struct lost_range){ after, before, 0, held };
+		return true;
+	}
+	join = newest_unasked(l, false);
 	if (!join)
 		return false;
-	if (after < join->after)
-		join->after = after;
-	if (before > join->before)
-		join->before = before;
+	join_range(join, after, before);
 	return true;
+}
+
+bool lost_ranges_asked_has(const struct lost_ranges *l, uint64_t seq)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->r[i].request_id && seq > l->r[i].after && seq < l->r[i].before)
+			return true;
+	return false;
+}
+
+void lost_ranges_went_live(struct lost_ranges *l)
+{
+	for (uint32_t i = 0; i < l->n; i++)
+		l->r[i].held = false;
 }
 
 void lost_ranges_free(struct lost_ranges *l)
@@ -112,7 +138,7 @@ void lost_ranges_cover(struct lost_ranges *l, uint64_t covered_after, uint64_t c
 			i++; /* no room to split: kept whole */
 		} else if (below && above) {
 			r = &l->r[i]; /* make_room may have moved the array */
-			l->r[l->n++] = (struct lost_range){ above_after, r->before, 0 };
+			l->r[l->n++] = (struct lost_range){ above_after, r->before, 0, r->held };
 			r->before = below_before;
 			i++;
 		} else if (below) {

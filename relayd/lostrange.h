@@ -9,6 +9,12 @@
  * anyway.  Keeping the ranges until they are answered is what lets a replay
  * cut off by a stored restart be asked again instead of being lost.
  *
+ * While a subscription waits, the deliveries that did arrive between its
+ * losses are held, not sent: so its ranges of that time join into one, and
+ * once it is live the held deliveries inside an asked range are dropped
+ * (lost_ranges_asked_has), since the replay brings them.  One replay asks
+ * for the lot, and nothing comes twice however many losses there were.
+ *
  * Pure bookkeeping, no I/O: the service thread owns it, tests drive it.
  */
 #ifndef RELAYD_LOSTRANGE_H
@@ -19,14 +25,15 @@
 
 /* Most ranges one subscription keeps.  A worker that loses deliveries
  * loses them in runs, one range per run; a subscription waiting for its
- * history collects them all until it has it.  Past this many, a new range
- * joins the newest unasked one (the deliveries between the two, which did
- * arrive, then come twice); with none unasked, the loss is only counted. */
+ * history joins them into one (above).  Past this many, a new range joins
+ * the newest unasked one (if the deliveries between the two were sent
+ * live, they then come twice); with none unasked, the loss is only counted. */
 #define LOST_RANGES_MAX 64
 
 struct lost_range {
 	uint64_t after, before; /* exclusive bounds, commit seqs */
 	uint32_t request_id;    /* the SUB_REPLAY asking for it; 0: not asked */
+	bool held;              /* added while its subscription held its deliveries */
 };
 
 /* Zeroed is empty; allocated on the first loss. */
@@ -36,9 +43,19 @@ struct lost_ranges {
 };
 
 /* Adds an unasked range, after every range added before it (commits are
- * lost in order).  An empty one (before <= after + 1) is not kept.  False
- * if it could not be kept: out of memory, or LOST_RANGES_MAX asked ones. */
-bool lost_ranges_add(struct lost_ranges *l, uint64_t after, uint64_t before);
+ * lost in order).  An empty one (before <= after + 1) is not kept.  held:
+ * the subscription holds its live deliveries now; the range then joins the
+ * newest unasked one added while it held them.  False if it could not be
+ * kept: out of memory, or LOST_RANGES_MAX asked ones. */
+bool lost_ranges_add(struct lost_ranges *l, uint64_t after, uint64_t before, bool held);
+
+/* True if commit seq lies inside a range asked for: its event comes with
+ * that replay. */
+bool lost_ranges_asked_has(const struct lost_ranges *l, uint64_t seq);
+
+/* The subscription is live (its held deliveries were checked against the
+ * asked ranges): later ranges no longer join those of the wait. */
+void lost_ranges_went_live(struct lost_ranges *l);
 
 /* Frees the ranges; l is empty again. */
 void lost_ranges_free(struct lost_ranges *l);

@@ -1,7 +1,6 @@
 /* outq.c - per-connection outgoing queue with shared bodies (see outq.h). */
 #include "outq.h"
 
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +15,7 @@ struct shared *shared_new(const char *data, size_t len)
 	s->refs = 1;
 	s->len = (uint32_t)len;
 	s->expiration = 0;
+	s->commit_seq = 0;
 	memcpy(s->data, data, len);
 	return s;
 }
@@ -105,19 +105,14 @@ void outq_splice(struct outq *to, struct outq *from)
 	from->count = 0;
 }
 
-static bool out_item_expired(const struct out_item *item, int64_t now)
-{
-	return item->body && item->body->expiration && item->body->expiration <= now;
-}
-
-size_t outq_drop_expired(struct outq *q, int64_t now)
+size_t outq_drop_if(struct outq *q, bool (*drop)(const struct out_item *item, void *arg), void *arg)
 {
 	struct outq kept = { 0 };
 	struct out_item *item;
 	size_t dropped = 0;
 
 	while ((item = outq_pop(q))) {
-		if (out_item_expired(item, now)) {
+		if (drop(item, arg)) {
 			out_item_free(item);
 			dropped++;
 		} else {
@@ -126,4 +121,16 @@ size_t outq_drop_expired(struct outq *q, int64_t now)
 	}
 	*q = kept;
 	return dropped;
+}
+
+static bool out_item_expired(const struct out_item *item, void *arg)
+{
+	int64_t now = *(const int64_t *)arg;
+
+	return item->body && item->body->expiration && item->body->expiration <= now;
+}
+
+size_t outq_drop_expired(struct outq *q, int64_t now)
+{
+	return outq_drop_if(q, out_item_expired, &now);
 }

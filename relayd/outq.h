@@ -10,6 +10,7 @@
 #ifndef RELAYD_OUTQ_H
 #define RELAYD_OUTQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,7 @@ struct shared {
 	uint32_t refs;
 	uint32_t len;
 	int64_t expiration; /* NIP-40 unix seconds, 0: none (shared_new sets 0) */
+	uint64_t commit_seq; /* a live delivery's commit seq, 0: none or ephemeral */
 	char data[];
 };
 
@@ -55,8 +57,10 @@ void out_item_free(struct out_item *item);
 void outq_clear(struct outq *q);
 /* Moves every item of from to the end of to. */
 void outq_splice(struct outq *to, struct outq *from);
-/* Frees the items whose body expired (NIP-40) at or before now, keeping the
- * others in order.  Returns how many went. */
+/* Frees the items for which drop(item, arg) is true, keeping the others in
+ * order.  Returns how many went. */
+size_t outq_drop_if(struct outq *q, bool (*drop)(const struct out_item *item, void *arg), void *arg);
+/* Frees the items whose body expired (NIP-40) at or before now. */
 size_t outq_drop_expired(struct outq *q, int64_t now);
 
 #endif

@@ -7,6 +7,7 @@
 #include "conn.h"
 #include "link.h"
 #include "lostrange.h"
+#include "outq.h"
 #include "relayd.h"
 
 struct replay_round {
@@ -55,7 +56,7 @@ static void replay_conn(struct conn *c, void *arg)
 		 * the rest is kept (nothing for one registered after the loss). */
 		uint64_t after = live && s->floor_seq > round->after ? s->floor_seq : round->after;
 
-		if (!lost_ranges_add(&s->lost, after, round->before)) {
+		if (!lost_ranges_add(&s->lost, after, round->before, !live)) {
 			round->full++;
 			continue;
 		}
@@ -134,15 +135,39 @@ void replay_held_dropped(struct relayd *r, struct sub *s, uint64_t commit_seq)
 	s->held_dropped_last = commit_seq;
 }
 
+struct held_check {
+	const struct lost_ranges *lost;
+	uint64_t covered_after, covered_to;
+};
+
+/* A held delivery whose event the client gets from the database anyway:
+ * the history or resume brought it (a history asked again after a stored
+ * restart reads past the live events held for the first), or a replay
+ * asked now will. */
+static bool held_comes_anyway(const struct out_item *item, void *arg)
+{
+	const struct held_check *k = arg;
+	uint64_t seq = item->body ? item->body->commit_seq : 0;
+
+	if (!seq)
+		return false;
+	return (seq > k->covered_after && seq <= k->covered_to) ||
+	       lost_ranges_asked_has(k->lost, seq);
+}
+
 void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,
 		      uint64_t covered_to)
 {
+	struct held_check check = { &s->lost, covered_after, covered_to };
+
 	if (s->held_dropped_first) {
-		lost_ranges_add(&s->lost, s->held_dropped_first - 1, s->held_dropped_last + 1);
+		lost_ranges_add(&s->lost, s->held_dropped_first - 1, s->held_dropped_last + 1, true);
 		s->held_dropped_first = s->held_dropped_last = 0;
 	}
 	lost_ranges_cover(&s->lost, covered_after, covered_to);
 	replay_ask(r, c, s);
+	outq_drop_if(&s->held, held_comes_anyway, &check);
+	lost_ranges_went_live(&s->lost);
 }
 
 static void replay_unask_conn(struct conn *c, void *arg)

@@ -12,9 +12,10 @@
  *
  * Each subscription keeps its ranges until they are answered
  * (relayd/lostrange.h).  One still waiting for its history or resume asks
- * when it goes live, for what that did not bring; a replay cut off by a
- * stored restart is asked again after the resume (in full: events it had
- * already sent may come twice).
+ * when it goes live, for what that did not bring, and of the live
+ * deliveries it held meanwhile sends only those no replay or history
+ * brings; a replay cut off by a stored restart is asked again after the
+ * resume (in full: events it had already sent may come twice).
  *
  * A worker that keeps losing deliveries is overloaded, and a replay costs a
  * query per live subscription: a round that would leave more than
@@ -59,7 +60,9 @@ void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id);
  * first dropped to the last was dropped: one range, asked once s is live. */
 void replay_held_dropped(struct relayd *r, struct sub *s, uint64_t commit_seq);
 /* s has its history or resume, the commits (covered_after, covered_to], and
- * is live: asks for the rest of what it lost meanwhile. */
+ * is live: asks for the rest of what it lost meanwhile, and drops from its
+ * held deliveries the events that brings or the history brought (call it
+ * before sending them). */
 void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t covered_after,
 		      uint64_t covered_to);
 /* The link to stored came up again: what was asked before will not be

@@ -2,11 +2,13 @@
  * test_outq.c - checks relayd/outq.c: FIFO order, byte and count
  * accounting, splice, and that a shared body's references are released
  * exactly (the sanitizer build turns a leak or double free into a failure),
- * and that dropping expired deliveries keeps the rest in order.
+ * and that dropping expired deliveries (or any chosen ones) keeps the rest
+ * in order.
  * A random sequence of operations on three queues is checked against a
  * plain array model of each queue.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +240,43 @@ START_TEST(test_drop_expired)
 }
 END_TEST
 
+/* The predicate sees each item once, with the caller's argument. */
+static bool seq_in_range(const struct out_item *item, void *arg)
+{
+	const uint64_t *range = arg;
+
+	return item->body && item->body->commit_seq > range[0] && item->body->commit_seq < range[1];
+}
+
+/* What the worker does with held deliveries a replay brings anyway: the
+ * items chosen go, the rest keep their order and accounting. */
+START_TEST(test_drop_if)
+{
+	struct outq q = { 0 };
+	uint64_t range[2] = { 10, 20 };
+	struct shared *b[5];
+	uint64_t seqs[5] = { 5, 11, 19, 20, 0 };
+	const char *heads[5] = { "a", "b", "c", "d", "e" };
+
+	for (int i = 0; i < 5; i++) {
+		b[i] = shared_new("xyz", 3);
+		b[i]->commit_seq = seqs[i];
+		push(&q, heads[i], b[i], ']');
+	}
+	push(&q, "f", NULL, '\0');
+	ck_assert_uint_eq(outq_drop_if(&q, seq_in_range, range), 2);
+	ck_assert_uint_eq(q.count, 4);
+	ck_assert_uint_eq(q.bytes, 3 * (1 + 3 + 1) + 1);
+	pop_expect(&q, "a");
+	pop_expect(&q, "d");
+	pop_expect(&q, "e");
+	pop_expect(&q, "f");
+	ck_assert_ptr_null(q.first);
+	ck_assert_ptr_null(q.last);
+	ck_assert_uint_eq(outq_drop_if(&q, seq_in_range, range), 0);
+}
+END_TEST
+
 START_TEST(test_random_against_model)
 {
 	static struct model m[3];
@@ -306,6 +345,7 @@ static Suite *outq_suite(void)
 	tcase_add_test(tc, test_shared_fan_out);
 	tcase_add_test(tc, test_splice);
 	tcase_add_test(tc, test_drop_expired);
+	tcase_add_test(tc, test_drop_if);
 	tcase_add_test(tc, test_random_against_model);
 	suite_add_tcase(s, tc);
 	return s;
