@@ -78,14 +78,20 @@ static struct sub *answer_reply_sub(struct relayd *r, uint32_t request_id, uint6
 }
 
 /* Sends a chunk of stored events to a subscription waiting for them; stops
- * at the first one the connection cannot take (it is closing then). */
+ * at the first one the connection cannot take (it is closing then).  Skips
+ * those it was sent before a stored restart made it ask again, and notes
+ * the others until it has everything it asked for (sentids.h). */
 static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s,
 				 const struct msg_query_events *m)
 {
 	for (uint32_t i = 0; i < m->count; i++) {
 		size_t n;
 		char *frame;
+		uint64_t key;
+		bool keyed = sent_ids_key(m->events[i].ptr, m->events[i].len, &key);
 
+		if (keyed && sent_ids_has(&s->sent, key))
+			continue;
 		if (s->restricted && !private_visible(relayd_cfg(r), m->events[i].ptr,
 						      m->events[i].len, (const uint8_t(*)[32])s->viewers,
 						      s->nviewers))
@@ -93,7 +99,19 @@ static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s
 		frame = reply_event(s->id, s->id_len, m->events[i].ptr, m->events[i].len, &n);
 		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
 			return;
+		if (keyed && !sent_ids_add(&s->sent, key) && r->replay.sent_full++ == 0)
+			log_warnx("a subscription was sent %d stored events while its answer was"
+				  " unfinished; past that, some may come twice if stored restarts"
+				  " (logged once)", SENT_IDS_MAX);
 	}
+}
+
+/* Live with nothing more asked of stored: no answer can be asked again, so
+ * the ids noted for one go. */
+static void answer_settle(struct sub *s)
+{
+	if (s->state == SUB_LIVE && s->lost.n == 0)
+		sent_ids_clear(&s->sent);
 }
 
 static void answer_query_events(struct relayd *r, const struct msg_header *h, const void *body,
@@ -157,6 +175,8 @@ static void answer_query_last(struct relayd *r, const struct msg_header *h, cons
 		replay_answered(r, s, h->request_id);
 	else if (s)
 		answer_go_live(r, c, s, m.max_seq);
+	if (s)
+		answer_settle(s);
 	msg_query_last_release(&m);
 }
 
@@ -178,6 +198,7 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 	if (!s)
 		return;
 	if (replay) {
+		answer_settle(s);
 		/* A replay that failed leaves the subscription live: its loss
 		 * stays as counted, and nothing the client asked for is closed. */
 		if (m.status != MSG_QUERY_EOSE)
@@ -187,6 +208,7 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 	}
 	if (m.status == MSG_QUERY_EOSE) {
 		answer_go_live(r, c, s, m.max_seq);
+		answer_settle(s);
 		return;
 	}
 	snprintf(why, sizeof(why), "%.*s", (int)m.message.len, m.message.ptr);

@@ -33,6 +33,7 @@ static void sub_free(struct sub *s)
 	free(s->filters);
 	outq_clear(&s->held);
 	lost_ranges_free(&s->lost);
+	sent_ids_clear(&s->sent);
 	free(s);
 }
 

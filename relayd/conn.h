@@ -21,6 +21,7 @@
 #include "../common/filter.h"
 #include "lostrange.h"
 #include "outq.h"
+#include "sentids.h"
 
 enum sub_state {
 	SUB_QUERYING, /* stored events are coming; EOSE not sent yet */
@@ -40,6 +41,7 @@ struct sub {
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
 	struct lost_ranges lost; /* lost deliveries not yet sent again (replay.h) */
+	struct sent_ids sent; /* stored events sent while an answer is unfinished */
 	uint64_t held_dropped_first, held_dropped_last; /* stored events dropped with held
 							   full (0: none) */
 	bool restricted;      /* may reach private kinds: check each event */

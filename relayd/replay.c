@@ -173,8 +173,10 @@ void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t 
 static void replay_unask_conn(struct conn *c, void *arg)
 {
 	(void)arg;
-	for (uint32_t i = 0; i < c->nsubs; i++)
+	for (uint32_t i = 0; i < c->nsubs; i++) {
 		lost_ranges_unask(&c->subs[i]->lost);
+		sent_ids_seal(&c->subs[i]->sent);
+	}
 }
 
 void replay_reset(struct relayd *r)

@@ -15,7 +15,7 @@
  * when it goes live, for what that did not bring, and of the live
  * deliveries it held meanwhile sends only those no replay or history
  * brings; a replay cut off by a stored restart is asked again after the
- * resume (in full: events it had already sent may come twice).
+ * resume, and the events it had already sent are skipped (sentids.h).
  *
  * A worker that keeps losing deliveries is overloaded, and a replay costs a
  * query per live subscription: a round that would leave more than
@@ -43,6 +43,7 @@ struct replay {
 	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
 	uint64_t full;            /* rounds a subscription had no room for */
 	uint64_t held_full;       /* subscriptions whose held queue filled up */
+	uint64_t sent_full;       /* subscriptions past SENT_IDS_MAX noted ids */
 };
 
 /* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
@@ -67,7 +68,8 @@ void replay_went_live(struct relayd *r, struct conn *c, struct sub *s, uint64_t 
 		      uint64_t covered_to);
 /* The link to stored came up again: what was asked before will not be
  * answered, so every range is unasked again (asked after the resume), and
- * restoring the subscriptions asks for what they missed meanwhile. */
+ * restoring the subscriptions asks for what they missed meanwhile; the
+ * stored events each was sent meanwhile are not sent again (sentids.h). */
 void replay_reset(struct relayd *r);
 
 #endif

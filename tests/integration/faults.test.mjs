@@ -10,7 +10,8 @@
  *     the stored events among the lost deliveries are sent again, each once,
  *     also to a subscription that was still waiting for its history (and
  *     held more live events than held_deliveries meanwhile), and again
- *     after a stored restart cut the replays off; a history asked again
+ *     after a stored restart cut the replays off (before they began, or
+ *     part way: what they had sent does not come twice); a history asked again
  *     after a stored restart does not bring the live events held for the
  *     first one twice;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
@@ -120,15 +121,17 @@ async function assertEmptyHistory(sub, subid) {
   assert.equal(history.events.length, 0, 'the history predates the burst');
 }
 
-/* Waits until sub has every one of events under subid, then checks that
- * none came twice and nothing else came. */
-async function assertEachOnce(sub, subid, events) {
+/* Waits until sub has every one of events under subid (counting the
+ * frames already taken from it in earlier), then checks that none came
+ * twice and nothing else came. */
+async function assertEachOnce(sub, subid, events, earlier = []) {
   const want = new Set(events.map((e) => e.id));
   const seen = new Map();
-  const takeSome = () => {
-    for (const f of sub.take((m) => m[0] === 'EVENT' && m[1] === subid))
+  const takeSome = (frames = sub.take((m) => m[0] === 'EVENT' && m[1] === subid)) => {
+    for (const f of frames)
       seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
   };
+  takeSome(earlier);
   await until(() => {
     takeSome();
     return [...want].every((id) => seen.has(id));
@@ -338,6 +341,52 @@ describe('replays that a stored restart cut off', () => {
     await relay.kill('stored', 'SIGKILL');
     await relay.restartStored();
     await assertEachOnce(sub, 'notes', events);
+  });
+});
+
+describe('a replay that a stored restart cut off part way', () => {
+  /* One lost range, and a known one: the deliveries past held_deliveries
+   * while the history waits, asked for in one replay once it is live. */
+  const relay = useRelay({ workers: 2, config: { held_deliveries: 50, query_threads: 1,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('is asked again, and the events it had sent do not come twice', async () => {
+    const kp = keypair();
+    /* 16 KB notes: stored sends a replay in chunks of 256 KiB, 16 of them
+     * each, as it reads them. */
+    const pad = 'x'.repeat(16000);
+    const events = [];
+    for (let i = 0; i < 300; i++) events.push(signed(kp.sk, { kind: 1, content: `n${i} ${pad}` }));
+    /* 399 more filters for the same notes: a replay reads its commits once
+     * per filter, so it goes on after the first filter's chunks left. */
+    const filters = [{ kinds: [1], authors: [kp.pk] }];
+    for (let i = 1; i < 400; i++) filters.push({ kinds: [1], authors: [kp.pk], since: i });
+    const pub = await relay.connectTo(1);
+    const busy = await relay.connectTo(1);
+    await preloadForCounts(pub);
+    const hold = holdQueryThread(busy);
+    const sub = await relay.connectTo(2);
+    sub.send(['REQ', 'notes', ...filters]);
+    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    for (const ev of events) pub.send(['EVENT', ev]);
+    for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    assert.ok(hold.release() > 0, 'the query thread was idle before the events were stored');
+    await assertEmptyHistory(sub, 'notes');
+    /* 50 held, then the replay's chunks: stop stored at the first of them,
+     * while it reads the commits for the other filters. */
+    const isNote = (m) => m[0] === 'EVENT' && m[1] === 'notes';
+    const earlier = [];
+    while (earlier.length <= 50)
+      earlier.push(await sub.waitFor(isNote, { timeout: 15000, what: 'a replayed event' }));
+    await relay.kill('stored', 'SIGSTOP');
+    earlier.push(...sub.take(isNote));
+    assert.ok(earlier.length < events.length,
+      'the replay was answered before stored was stopped: nothing was cut off');
+    console.log(`# cut off: ${earlier.length - 50} of 250 replayed events had arrived when stored stopped`);
+    await relay.kill('stored', 'SIGKILL');
+    await relay.restartStored();
+    await assertEachOnce(sub, 'notes', events, earlier);
   });
 });
 

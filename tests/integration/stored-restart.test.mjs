@@ -9,6 +9,8 @@
  *   - every event acknowledged before the crash is still served;
  *   - a live subscription gets every event committed while its worker was
  *     cut off from stored, also more than max_limit of them;
+ *   - a history cut off by the restart is asked again, and the events the
+ *     client already got from it do not come twice;
  *   - a worker whose link stays down dials stored afresh within a second
  *     (nng's own redialling has been seen to fall silent after a restart),
  *     says so once per outage, and is back as soon as stored is.
@@ -158,5 +160,51 @@ describe('a worker cut off while stored restarts', () => {
       seen.set(f[2].id, (seen.get(f[2].id) || 0) + 1);
     assert.deepEqual([...seen.values()].filter((n) => n > 1), [], 'events delivered twice');
     for (const ev of events) assert.ok(seen.has(ev.id), `missing ${ev.id}`);
+  });
+});
+
+describe('a history cut off by a stored restart', () => {
+  const relay = useRelay({ workers: 1, config: { query_threads: 1, max_filters: 400,
+    reqs_per_second: 0 } });
+
+  it('is asked again, and the events the client already got do not come twice', async () => {
+    const kp = keypair();
+    const bulk = keypair();
+    const pub = await relay.connect();
+    const notes = [];
+    for (let i = 0; i < 300; i++) notes.push(signed(kp.sk, { kind: 1, content: `c${i}` }));
+    const older = [];
+    for (let i = 0; i < 3000; i++)
+      older.push(signed(bulk.sk, { kind: 1, content: `o${i}`, created_at: 1700000000 + i }));
+    for (const ev of [...notes, ...older]) pub.send(['EVENT', ev]);
+    for (const ev of [...notes, ...older])
+      assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
+    /* The first filter's 300 notes fill stored's first chunk (256 events),
+     * which is sent at once; the other 399 each read the 500 newest kind-1
+     * notes again (the 300 and the 200 newest older ones; each found once,
+     * sent once), which keeps stored busy for a while after the first
+     * chunk left. */
+    const filters = [{ kinds: [1], authors: [kp.pk] }];
+    for (let i = 1; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+    const want = [...notes, ...older.slice(2800)].map((e) => e.id);
+    const sub = await relay.connect();
+    sub.send(['REQ', 'h', ...filters]);
+    const first = await sub.waitFor((m) => m[0] === 'EVENT' && m[1] === 'h',
+      { timeout: 10000, what: "the history's first chunk" });
+    await relay.kill('stored', 'SIGSTOP');
+    const early = [first, ...sub.take((m) => m[0] === 'EVENT' && m[1] === 'h')];
+    assert.equal(sub.take((m) => m[0] === 'EOSE').length, 0,
+      'the history ended before stored was stopped: nothing was cut off');
+    await relay.kill('stored', 'SIGKILL');
+    await relay.restartStored();
+    const rest = await sub.collect('h', { timeout: 20000 });
+    assert.equal(rest.eose, true);
+    const seen = new Map();
+    for (const ev of [...early.map((m) => m[2]), ...rest.events])
+      seen.set(ev.id, (seen.get(ev.id) || 0) + 1);
+    const twice = [...seen].filter(([, n]) => n > 1).length;
+    assert.equal(twice, 0, `${twice} events came twice (${early.length} had arrived when stored` +
+      ' was stopped)');
+    assert.deepEqual([...seen.keys()].sort(), [...want].sort());
   });
 });
