@@ -96,6 +96,13 @@ function holdQueryThread(busy) {
   };
 }
 
+/* Waits until stored has registered n subscriptions (a REQ's history may
+ * still be waiting). */
+async function untilRegistered(relay, n) {
+  await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+    .subscriptions >= n, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+}
+
 /* A subscriber on worker 2 whose REQ ("notes", kp's notes) stored has
  * registered but whose history waits behind holdQueryThread's COUNTs, sent
  * by a connection of its own on worker 1; pub is a publisher on worker 1.
@@ -108,8 +115,7 @@ async function heldBackSubscription(relay, kp) {
   const hold = holdQueryThread(busy);
   const sub = await relay.connectTo(2);
   sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
-  await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-    .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+  await untilRegistered(relay, 1);
   return { pub, hold, sub };
 }
 
@@ -301,8 +307,7 @@ describe('a subscription waiting for its history when stored restarts', () => {
     const hold = holdQueryThread(busy);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
-    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-      .subscriptions >= 2, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    await untilRegistered(relay, 2);
     for (const ev of events) pub.send(['EVENT', ev]);
     for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
     for (const ev of events) await watcher.liveEvent('w', ev.id, { timeout: 5000 });
@@ -367,8 +372,7 @@ describe('a replay that a stored restart cut off part way', () => {
     const hold = holdQueryThread(busy);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', ...filters]);
-    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-      .subscriptions >= 1, { timeout: 5000, interval: 20, what: 'stored to register the REQ' });
+    await untilRegistered(relay, 1);
     for (const ev of events) pub.send(['EVENT', ev]);
     for (const ev of events) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
     assert.ok(hold.release() > 0, 'the query thread was idle before the events were stored');
