@@ -43,7 +43,7 @@ struct replay {
 	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
 	uint64_t full;            /* rounds a subscription had no room for */
 	uint64_t held_full;       /* subscriptions whose held queue filled up */
-	uint64_t sent_full;       /* subscriptions past SENT_IDS_MAX noted ids */
+	uint64_t sent_full;       /* stored events not noted: SENT_IDS_MAX reached */
 };
 
 /* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
