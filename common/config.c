@@ -87,6 +87,9 @@ static const struct config_key config_keys[] = {
 	    "seconds an event may be dated behind now (0 = no check)"),
 	U32(commit_batch, "storage", "1024", 1, 100000, "most events committed in one transaction"),
 	U32(query_threads, "storage", "2", 1, 64, "threads in stored that answer REQ queries"),
+	U32(query_queue_max, "storage", "16384", 1, 1000000,
+	    "REQ histories, replays and COUNTs waiting for a query thread; past it a REQ or COUNT"
+	    " gets CLOSED error: the relay is overloaded"),
 	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
 	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),

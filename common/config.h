@@ -54,6 +54,7 @@ struct config {
 	/* [storage] */
 	uint32_t commit_batch;
 	uint32_t query_threads;
+	uint32_t query_queue_max; /* queries waiting for a query thread */
 	uint32_t query_time_limit_ms;
 	char db_synchronous[16];
 	uint32_t db_cache_mb;     /* page cache per SQLite connection (stored/db.h) */

@@ -218,7 +218,8 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 	conn_sub_remove(c, s);
 }
 
-static void answer_count_result(struct relayd *r, const void *body, size_t len)
+static void answer_count_result(struct relayd *r, const struct msg_header *h, const void *body,
+				size_t len)
 {
 	struct msg_count_result m;
 	struct conn *c;
@@ -229,7 +230,8 @@ static void answer_count_result(struct relayd *r, const void *body, size_t len)
 	if (msg_decode_count_result(body, len, &m))
 		return;
 	c = conn_find(r->conns, m.conn_id);
-	if (!c) {
+	/* Not noted: closed already when the link went down (countwait.h). */
+	if (!c || !count_waits_take(&c->counts, h->request_id, NULL)) {
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
@@ -279,7 +281,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_QUERY_DONE: answer_query_done(r, &h, body, len); break;
 	case MSG_QUERY_LAST: answer_query_last(r, &h, body, len); break;
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
-	case MSG_COUNT_RESULT: answer_count_result(r, body, len); break;
+	case MSG_COUNT_RESULT: answer_count_result(r, &h, body, len); break;
 	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;
 	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
 	}

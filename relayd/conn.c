@@ -43,6 +43,7 @@ static void conn_free(struct conn *c)
 		sub_free(c->subs[i]);
 	free(c->subs);
 	free(c->pending);
+	count_waits_free(&c->counts);
 	buf_free(&c->rx);
 	outq_clear(&c->out);
 	free(c);

@@ -19,6 +19,7 @@
 
 #include "../common/buf.h"
 #include "../common/filter.h"
+#include "countwait.h"
 #include "lostrange.h"
 #include "outq.h"
 #include "sentids.h"
@@ -70,6 +71,7 @@ struct conn {
 	uint32_t nsubs, subs_cap;
 	struct pending_event *pending;
 	uint32_t npending, pending_cap;
+	struct count_waits counts; /* COUNTs sent to stored, not yet answered */
 };
 
 struct conn_table;

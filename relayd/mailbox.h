@@ -6,7 +6,8 @@
  * lws_cancel_service(), the one libwebsockets call other threads may make.
  * Order is FIFO across all posters, which the worker relies on: an ingress
  * thread posts "event pending" before it sends the event to stored, so the
- * pending entry is always known before stored's answer is drained.
+ * pending entry is always known before stored's answer is drained (and
+ * so for a COUNT).
  */
 #ifndef RELAYD_MAILBOX_H
 #define RELAYD_MAILBOX_H
@@ -24,6 +25,8 @@ enum mail_kind {
 	MAIL_SUB_CLOSE,     /* CLOSE parsed */
 	MAIL_EVENT_PENDING, /* event sent to stored as request_id */
 	MAIL_EVENT_FAILED,  /* sending request_id failed: answer error now */
+	MAIL_COUNT_PENDING, /* COUNT sub_id sent to stored as request_id */
+	MAIL_COUNT_FAILED,  /* sending COUNT request_id failed: close it now */
 	MAIL_RPC,           /* a reply from stored (msg) */
 	MAIL_DELIVER,       /* a DELIVER from stored (msg) */
 	MAIL_LINK_UP,       /* a pipe to stored appeared */
@@ -41,7 +44,8 @@ struct mail {
 	uint8_t event_id[EVENT_ID_LEN];
 	char *text;             /* MAIL_TEXT: owned */
 	size_t text_len;
-	char sub_id[257];       /* MAIL_SUB_*: NUL-terminated, sub_id_len bytes */
+	char sub_id[257];       /* MAIL_SUB_*, MAIL_COUNT_PENDING: NUL-terminated,
+				 * sub_id_len bytes */
 	uint32_t sub_id_len;
 	struct filter *filters; /* MAIL_SUB_OPEN: owned */
 	uint32_t nfilters;

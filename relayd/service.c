@@ -172,6 +172,25 @@ static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
 		service_ok(r, c, p.id, "error: storage is unavailable, retry shortly");
 }
 
+static void mail_count_pending(struct relayd *r, struct conn *c, struct mail *m)
+{
+	if (count_waits_add(&c->counts, m->request_id, m->sub_id, m->sub_id_len))
+		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
+}
+
+/* Finds the query id to close with the noted COUNT itself; one the link's
+ * loss closed already is not closed twice. */
+static void mail_count_failed(struct relayd *r, struct conn *c, struct mail *m)
+{
+	struct count_wait w;
+
+	if (count_waits_take(&c->counts, m->request_id, &w)) {
+		service_closed(r, c, w.sub_id, w.sub_id_len,
+			       "error: storage is unavailable, retry shortly");
+		free(w.sub_id);
+	}
+}
+
 static void service_hello(struct relayd *r)
 {
 	uint32_t request_id = link_request_id(r);
@@ -230,10 +249,31 @@ static void service_fail_pending(struct conn *c, void *arg)
 	c->npending = 0;
 }
 
+struct count_closing {
+	struct relayd *r;
+	struct conn *c;
+};
+
+static void service_close_count(void *arg, const char *sub_id, size_t len)
+{
+	struct count_closing *cc = arg;
+
+	service_closed(cc->r, cc->c, sub_id, len, "error: storage restarted before answering, retry");
+}
+
+/* COUNTs queued at stored died with it (countwait.h). */
+static void service_fail_counts(struct conn *c, void *arg)
+{
+	struct count_closing cc = { arg, c };
+
+	count_waits_drain(&c->counts, service_close_count, &cc);
+}
+
 static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
 	conn_foreach(r->conns, service_fail_pending, r);
+	conn_foreach(r->conns, service_fail_counts, r);
 }
 
 typedef void (*conn_mail_fn)(struct relayd *r, struct conn *c, struct mail *m);
@@ -244,6 +284,8 @@ static const conn_mail_fn conn_mail_handlers[] = {
 	[MAIL_SUB_CLOSE] = mail_sub_close,
 	[MAIL_EVENT_PENDING] = mail_event_pending,
 	[MAIL_EVENT_FAILED] = mail_event_failed,
+	[MAIL_COUNT_PENDING] = mail_count_pending,
+	[MAIL_COUNT_FAILED] = mail_count_failed,
 	[MAIL_RESUME] = mail_resume,
 };
 

@@ -166,10 +166,29 @@ void verb_count(struct verb_ctx *v)
 	{
 		struct msg_header h = { PROTO_VERSION, MSG_COUNT, (uint16_t)v->r->instance, request_id };
 		struct msg_count m = { v->conn_id, { sub, (uint32_t)sub_len }, n, filters };
+		struct mail *pending = mail_new(MAIL_COUNT_PENDING, v->conn_id);
+		/* Allocated now: once the COUNT is noted, only this mail can
+		 * unnote it if the send fails. */
+		struct mail *failed = mail_new(MAIL_COUNT_FAILED, v->conn_id);
 
-		if (msg_encode_count(&out, &h, &m) || link_send(v->r, request_id, out.data, out.len))
-			ingress_closed(v->r, v->conn_id, sub, sub_len,
-				       "error: storage is unavailable, retry shortly");
+		if (msg_encode_count(&out, &h, &m) || !pending || !failed ||
+		    sub_len >= sizeof(pending->sub_id)) {
+			mail_free(pending);
+			mail_free(failed);
+			ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+		} else {
+			/* Noted before it is sent (mailbox.h): the service thread
+			 * closes it if stored goes away before answering. */
+			pending->request_id = request_id;
+			memcpy(pending->sub_id, sub, sub_len);
+			pending->sub_id_len = (uint32_t)sub_len;
+			mailbox_post(v->r->mailbox, pending);
+			failed->request_id = request_id;
+			if (link_send(v->r, request_id, out.data, out.len))
+				mailbox_post(v->r->mailbox, failed);
+			else
+				mail_free(failed);
+		}
 	}
 	buf_free(&out);
 	for (uint32_t i = 0; i < n; i++)

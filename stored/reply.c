@@ -157,3 +157,19 @@ int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t c
 	buf_free(&out);
 	return rc;
 }
+
+int reply_count_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+		       const char *sub_id, uint32_t sub_id_len, const char *why)
+{
+	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, to->worker, to->request_id };
+	struct msg_count_result r = { .conn_id = conn_id, .sub_id = { sub_id, sub_id_len },
+				      .status = MSG_QUERY_CLOSED,
+				      .message = { why, (uint32_t)strlen(why) } };
+	struct buf out = BUF_INIT;
+	int rc = msg_encode_count_result(&out, &h, &r);
+
+	if (rc == 0)
+		rc = reply_send(s, to, out.data, out.len);
+	buf_free(&out);
+	return rc;
+}

@@ -45,6 +45,11 @@ int reply_send(struct stored *s, const struct rpc_return *to, const void *payloa
 int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
 		       uint32_t serial, int64_t max_seq, const char *why);
 
+/* Answers the COUNT sub_id of conn_id with COUNT_RESULT refused: its
+ * client gets CLOSED with why.  Returns as reply_send(). */
+int reply_count_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
+		       const char *sub_id, uint32_t sub_id_len, const char *why);
+
 /* Closes every channel (stored's shutdown). */
 void reply_close_all(struct stored *s);
 

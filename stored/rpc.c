@@ -267,7 +267,10 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	if (queue_push(s->query_q, job)) {
-		log_warnx("query queue full: a COUNT was dropped");
+		/* Its client must not wait for an answer that never comes. */
+		log_warnx("query queue full: a COUNT is refused");
+		reply_count_closed(s, to, job->conn_id, job->sub_id, job->sub_id_len,
+				   "error: the relay is overloaded, retry");
 		query_job_free(job);
 	}
 	msg_count_release(&m);

@@ -67,10 +67,14 @@ async function preloadForCounts(pub) {
 
 /* Keeps a relay's one query thread (max_filters 400) busy with COUNTs that
  * each read the preloaded notes 400 times over (about 0.25 s here), topping
- * them up so that several always wait, until release() is called: anything
- * queued behind them waits too.  release() returns how many were still
- * unanswered (more than 0 means the thread was busy all along). */
-function holdQueryThread(busy) {
+ * them up so that depth of them always wait, until release() is called.
+ * Resolves once stored has them queued: busy's worker parses them first,
+ * and a request sent sooner through the other worker could pass them.  A
+ * job queued after that waits for the COUNTs ahead of it (the queue is first
+ * come, first served), so for about depth x 0.25 s.  release() returns how
+ * many were still unanswered (more than 0 means the thread was busy all
+ * along); the rest still run, unless stored is killed. */
+async function holdQueryThread(relay, busy, depth = 8) {
   const filters = [];
   for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
   let sent = 0;
@@ -82,11 +86,13 @@ function holdQueryThread(busy) {
       return;
     }
     answered += busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-    while (sent - answered < 8) busy.send(['COUNT', `busy${sent++}`, ...filters]);
+    while (sent - answered < depth) busy.send(['COUNT', `busy${sent++}`, ...filters]);
   };
   topUp();
   timer = setInterval(topUp, 50);
   timer.unref(); /* never what keeps the test process alive */
+  await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+    .query_queue >= depth - 2, { timeout: 10000, interval: 20, what: 'the COUNTs queued at stored' });
   return {
     release() {
       clearInterval(timer);
@@ -95,6 +101,11 @@ function holdQueryThread(busy) {
     },
   };
 }
+
+/* Deep enough to hold a job for ~8 s: for the tests that kill stored at
+ * release(), so that the COUNTs left cost nothing, and that must not see
+ * the held job run early even on a slow sanitizer build. */
+const HOLD_UNTIL_KILL = 32;
 
 /* Waits until stored has registered n subscriptions (a REQ's history may
  * still be waiting). */
@@ -112,7 +123,7 @@ async function heldBackSubscription(relay, kp) {
   const pub = await relay.connectTo(1);
   const busy = await relay.connectTo(1);
   await preloadForCounts(pub);
-  const hold = holdQueryThread(busy);
+  const hold = await holdQueryThread(relay, busy);
   const sub = await relay.connectTo(2);
   sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
   await untilRegistered(relay, 1);
@@ -304,7 +315,7 @@ describe('a subscription waiting for its history when stored restarts', () => {
     const watcher = await relay.connectTo(2);
     assert.equal((await watcher.req('w', { kinds: [1], authors: [kp.pk] })).eose, true);
     await preloadForCounts(pub);
-    const hold = holdQueryThread(busy);
+    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
     await untilRegistered(relay, 2);
@@ -322,6 +333,81 @@ describe('a subscription waiting for its history when stored restarts', () => {
   });
 });
 
+describe('COUNTs waiting at stored when it is killed', () => {
+  const relay = useRelay({ workers: 2, config: { query_threads: 1, max_filters: 400,
+    reqs_per_second: 0 } });
+
+  it('are each closed with error: at once, and COUNT works again after the restart', async () => {
+    const pub = await relay.connectTo(1);
+    const busy = await relay.connectTo(1);
+    const counter = await relay.connectTo(2);
+    await preloadForCounts(pub);
+    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
+    counter.send(['COUNT', 'c', { kinds: [1] }]);
+    /* The COUNT reached stored's queue: a REQ after it on the same worker
+     * is registered, and its history waits behind it. */
+    counter.send(['REQ', 'after', { kinds: [7] }]);
+    await untilRegistered(relay, 1);
+    const waiting = hold.release();
+    assert.ok(waiting > 0, 'the query thread was idle before stored was killed');
+    await relay.kill('stored', 'SIGKILL');
+    /* stored is down: the worker closes what stored will never answer,
+     * without waiting for it to come back. */
+    const closed = await counter.waitFor((m) => m[1] === 'c', { timeout: 5000,
+      what: 'an answer to the COUNT' });
+    assert.equal(closed[0], 'CLOSED');
+    assert.match(closed[2], /^error: /);
+    let busyClosed = 0;
+    await until(() => {
+      busyClosed += busy.take((m) => m[0] === 'CLOSED' && /^error: storage restarted/.test(m[2]))
+        .length;
+      return busyClosed >= waiting;
+    }, { timeout: 5000, interval: 20, what: 'a CLOSED for every COUNT left at stored' });
+    await relay.restartStored();
+    assert.deepEqual(await counter.waitFor((m) => m[0] === 'COUNT' || m[1] === 'c',
+      { timeout: 1000 }).catch(() => null), null, 'the closed COUNT was answered again');
+    counter.send(['COUNT', 'c2', { kinds: [1] }]);
+    const again = await counter.waitFor((m) => m[1] === 'c2', { timeout: 20000 });
+    assert.deepEqual(again, ['COUNT', 'c2', { count: 3000 }]);
+  });
+});
+
+describe('a full query queue', () => {
+  const relay = useRelay({ workers: 1, config: { query_threads: 1, query_queue_max: 4,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('refuses a COUNT or REQ past query_queue_max with CLOSED error:, and answers the rest',
+    async () => {
+      const pub = await relay.connectTo(1);
+      const busy = await relay.connectTo(1);
+      const other = await relay.connectTo(1);
+      await preloadForCounts(pub);
+      const filters = [];
+      for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+      const sent = 12;
+      for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
+      const overloaded = (m) => m[0] === 'CLOSED' && m[2] === 'error: the relay is overloaded, retry';
+      const first = await busy.waitFor(overloaded, { timeout: 5000, what: 'a COUNT refused' });
+      /* One running and four waiting, each reading 1.2M rows: the queue is
+       * still full. */
+      other.send(['REQ', 'r', { kinds: [1], limit: 1 }]);
+      const req = await other.waitFor((m) => m[1] === 'r', { timeout: 5000 });
+      assert.deepEqual(req, ['CLOSED', 'r', 'error: the relay is overloaded, retry']);
+      /* Every COUNT has exactly one answer: counted, or refused. */
+      const answers = new Map([[first[1], ['CLOSED']]]);
+      await until(() => {
+        for (const m of busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED'))
+          answers.set(m[1], [...(answers.get(m[1]) || []), m[0]]);
+        return answers.size >= sent;
+      }, { timeout: 20000, interval: 20, what: 'an answer to every COUNT' });
+      const counted = [...answers.values()].filter((a) => a[0] === 'COUNT').length;
+      assert.ok(counted >= 1 && counted <= 5, `${counted} counted: one ran and at most four waited`);
+      for (const [id, a] of answers) assert.equal(a.length, 1, `${id} answered ${a}`);
+      /* With the queue free again, a REQ is answered. */
+      assert.equal((await other.req('r2', { kinds: [1], limit: 1 })).eose, true);
+    });
+});
+
 describe('replays that a stored restart cut off', () => {
   const relay = useRelay({ workers: 2, config: { deliver_queue: 16, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });
@@ -334,7 +420,7 @@ describe('replays that a stored restart cut off', () => {
     assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
     await preloadForCounts(pub);
     const notes = notesOf(kp);
-    const hold = holdQueryThread(busy);
+    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
     const events = await burstWhileStopped(relay, 2, pub, notes);
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
@@ -369,7 +455,7 @@ describe('a replay that a stored restart cut off part way', () => {
     const pub = await relay.connectTo(1);
     const busy = await relay.connectTo(1);
     await preloadForCounts(pub);
-    const hold = holdQueryThread(busy);
+    const hold = await holdQueryThread(relay, busy);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', ...filters]);
     await untilRegistered(relay, 1);
