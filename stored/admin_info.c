@@ -13,6 +13,7 @@
 #include "admin_cmds.h"
 #include "db.h"
 #include "queue.h"
+#include "turnqueue.h"
 #include "stored.h"
 
 /* Rates are averaged over about this many seconds. */
@@ -131,7 +132,8 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "write_queue", queue_length(s->write_q));
 	admin__add_u64(o, "search_index_lag", (uint64_t)search_watermark_lag(&s->search));
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
-	admin__add_u64(o, "query_queue", queue_length(s->query_q));
+	admin__add_u64(o, "query_queue", turnqueue_length(s->query_q));
+	admin__add_u64(o, "query_queue_senders", turnqueue_senders(s->query_q));
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
 	cJSON_AddItemToObject(o, "worker_list", workers);
 	return o;

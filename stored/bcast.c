@@ -12,6 +12,7 @@
 #include "jobs.h"
 #include "pub.h"
 #include "queue.h"
+#include "turnqueue.h"
 #include "reply.h"
 #include "stored.h"
 #include "subidx.h"
@@ -196,7 +197,7 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 	job->nfilters = 0;
 	if (q && q->filters)
 		bcast_replay_unsynced(b, q);
-	if (q && (!q->filters || queue_push(b->s->query_q, q))) {
+	if (q && (!q->filters || turnqueue_push(b->s->query_q, query_job_sender(q), q))) {
 		/* Its client must not wait for an EOSE that never comes. */
 		log_warnx("query queue full: a REQ is refused");
 		reply_query_closed(b->s, &q->to, q->conn_id, q->sub_serial, q->max_seq,

@@ -183,6 +183,11 @@ int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, co
 	return 0;
 }
 
+struct turn_sender query_job_sender(const struct query_job *job)
+{
+	return (struct turn_sender){ job->to.worker, job->conn_id };
+}
+
 void query_job_free(struct query_job *job)
 {
 	if (!job)

@@ -33,6 +33,7 @@
 #include "query.h"
 #include "portlock.h"
 #include "queue.h"
+#include "turnqueue.h"
 #include "reply.h"
 #include "rpc.h"
 #include "search_index.h"
@@ -109,7 +110,7 @@ static void stored_init(struct stored *s, const char *config_path)
 		fatalx("cannot initialise the search watermark or the visible mark");
 	s->write_q = queue_new(65536);
 	s->bcast_q = queue_new(262144);
-	s->query_q = queue_new(s->cfg.query_queue_max);
+	s->query_q = turnqueue_new(s->cfg.query_queue_max);
 	if (!s->write_q || !s->bcast_q || !s->query_q)
 		fatalx("out of memory");
 }
@@ -217,7 +218,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	nng_close(s->rpc);
 	pthread_join(t->rpc, NULL);
 	queue_close(s->bcast_q);
-	queue_close(s->query_q);
+	turnqueue_close(s->query_q);
 	pthread_join(t->bcast, NULL);
 	for (size_t i = 0; i < nquery; i++)
 		pthread_join(t->query[i], NULL);
@@ -231,7 +232,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	db_finish_wal(s->search_path);
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
-	queue_free(s->query_q);
+	turnqueue_free(s->query_q);
 	search_watermark_destroy(&s->search);
 	visible_mark_destroy(&s->visible);
 	log_info("stopped");

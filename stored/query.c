@@ -16,7 +16,7 @@
 #include "hll.h"
 #include "jobs.h"
 #include "query_sql.h"
-#include "queue.h"
+#include "turnqueue.h"
 #include "stored.h"
 #include "reply.h"
 #include "stmt_cache.h"
@@ -300,7 +300,7 @@ static void *query_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
 	slice_set_this_thread(q->s->cfg.request_slice_us);
-	while ((job = queue_pop(q->s->query_q))) {
+	while ((job = turnqueue_pop(q->s->query_q))) {
 		query_run(q, job);
 		query_job_free(job);
 	}

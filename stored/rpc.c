@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "manage.h"
 #include "queue.h"
+#include "turnqueue.h"
 #include "stored.h"
 #include "reply.h"
 #include "writer.h"
@@ -266,7 +267,7 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	job->filters = m.filters;
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
-	if (queue_push(s->query_q, job)) {
+	if (turnqueue_push(s->query_q, query_job_sender(job), job)) {
 		/* Its client must not wait for an answer that never comes. */
 		log_warnx("query queue full: a COUNT is refused");
 		reply_count_closed(s, to, job->conn_id, job->sub_id, job->sub_id_len,
@@ -305,7 +306,7 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	m.nfilters = 0;
-	if (queue_push(s->query_q, job)) {
+	if (turnqueue_push(s->query_q, query_job_sender(job), job)) {
 		log_warnx("query queue full: a replay of lost deliveries was dropped");
 		reply_query_closed(s, to, job->conn_id, job->sub_serial, job->max_seq,
 				   "error: the relay is overloaded");

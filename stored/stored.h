@@ -26,6 +26,7 @@
 
 struct gate;
 struct queue;
+struct turnqueue;
 
 /* Where a reply goes: the worker, and the request pipe it asked on (a reply
  * to a pipe that is gone is dropped: reply.h). */
@@ -113,7 +114,7 @@ struct stored {
 	nng_socket manage_req;  /* internal: NIP-86 requests to the admin thread */
 	struct queue *write_q;
 	struct queue *bcast_q;
-	struct queue *query_q;
+	struct turnqueue *query_q; /* served per connection in turn */
 	struct stored_stats stats;
 	pthread_mutex_t workers_lock; /* guards workers[] (admin reads, rpc writes) */
 	struct stored_worker_report workers[STORED_MAX_WORKERS];

@@ -66,38 +66,50 @@ async function preloadForCounts(pub) {
 }
 
 /* Keeps a relay's one query thread (max_filters 400) busy with COUNTs that
- * each read the preloaded notes 400 times over (about 0.25 s here), topping
- * them up so that depth of them always wait, until release() is called.
- * Resolves once stored has them queued: busy's worker parses them first,
- * and a request sent sooner through the other worker could pass them.  A
- * job queued after that waits for the COUNTs ahead of it (the queue is first
- * come, first served), so for about depth x 0.25 s.  release() returns how
- * many were still unanswered (more than 0 means the thread was busy all
- * along); the rest still run, unless stored is killed. */
-async function holdQueryThread(relay, busy, depth = 8) {
+ * each read the preloaded notes 400 times over (about 0.25 s here), until
+ * release() is called.  stored serves its query queue one connection at a
+ * time, in turn (stored/turnqueue.h), so a job queued behind them waits for
+ * one COUNT of each connection that has one queued: depth connections of
+ * worker 1 each keep two COUNTs at stored, one running or queued and the
+ * next queued, topped up every 50 ms.  A job queued once this resolves so
+ * waits for about depth x 0.25 s.  release() returns how many were still
+ * unanswered (more than 0 means the thread was busy all along); the rest
+ * still run, unless stored is killed.  conns are the COUNTs' connections. */
+async function holdQueryThread(relay, depth = 8) {
   const filters = [];
   for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
-  let sent = 0;
-  let answered = 0;
+  const conns = [];
+  for (let i = 0; i < depth; i++) conns.push(await relay.connectTo(1));
+  const sent = conns.map(() => 0);
+  const answered = conns.map(() => 0);
+  const takeAnswers = () => conns.forEach((c, i) => {
+    answered[i] += c.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
+  });
   let timer = null;
   const topUp = () => {
-    if (busy.ws.readyState !== busy.ws.OPEN) {
+    if (conns.some((c) => c.ws.readyState !== c.ws.OPEN)) {
       clearInterval(timer); /* the test ended without release() */
       return;
     }
-    answered += busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-    while (sent - answered < depth) busy.send(['COUNT', `busy${sent++}`, ...filters]);
+    takeAnswers();
+    conns.forEach((c, i) => {
+      while (sent[i] - answered[i] < 2) c.send(['COUNT', `busy${sent[i]++}`, ...filters]);
+    });
   };
   topUp();
   timer = setInterval(topUp, 50);
   timer.unref(); /* never what keeps the test process alive */
+  /* Queued at stored, not only sent: worker 1 parses them first, and a
+   * request sent sooner through worker 2 could pass them. */
   await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
-    .query_queue >= depth - 2, { timeout: 10000, interval: 20, what: 'the COUNTs queued at stored' });
+    .query_queue_senders >= depth - 1, { timeout: 10000, interval: 20,
+    what: 'the COUNTs queued at stored' });
   return {
+    conns,
     release() {
       clearInterval(timer);
-      answered += busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED').length;
-      return sent - answered;
+      takeAnswers();
+      return conns.reduce((n, c, i) => n + sent[i] - answered[i], 0);
     },
   };
 }
@@ -116,14 +128,13 @@ async function untilRegistered(relay, n) {
 
 /* A subscriber on worker 2 whose REQ ("notes", kp's notes) stored has
  * registered but whose history waits behind holdQueryThread's COUNTs, sent
- * by a connection of its own on worker 1; pub is a publisher on worker 1.
+ * by connections of their own on worker 1; pub is a publisher on worker 1.
  * Sign what is to be published before: while node signs, it tops up no
  * COUNT. */
 async function heldBackSubscription(relay, kp) {
   const pub = await relay.connectTo(1);
-  const busy = await relay.connectTo(1);
   await preloadForCounts(pub);
-  const hold = await holdQueryThread(relay, busy);
+  const hold = await holdQueryThread(relay);
   const sub = await relay.connectTo(2);
   sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
   await untilRegistered(relay, 1);
@@ -310,12 +321,11 @@ describe('a subscription waiting for its history when stored restarts', () => {
     const events = [];
     for (let i = 0; i < 50; i++) events.push(signed(kp.sk, { kind: 1, content: `r${i}` }));
     const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
     /* Live on the same worker: once it has an event, so has the worker. */
     const watcher = await relay.connectTo(2);
     assert.equal((await watcher.req('w', { kinds: [1], authors: [kp.pk] })).eose, true);
     await preloadForCounts(pub);
-    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
+    const hold = await holdQueryThread(relay, HOLD_UNTIL_KILL);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', { kinds: [1], authors: [kp.pk] }]);
     await untilRegistered(relay, 2);
@@ -339,10 +349,9 @@ describe('COUNTs waiting at stored when it is killed', () => {
 
   it('are each closed with error: at once, and COUNT works again after the restart', async () => {
     const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
     const counter = await relay.connectTo(2);
     await preloadForCounts(pub);
-    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
+    const hold = await holdQueryThread(relay, HOLD_UNTIL_KILL);
     counter.send(['COUNT', 'c', { kinds: [1] }]);
     /* The COUNT reached stored's queue: a REQ after it on the same worker
      * is registered, and its history waits behind it. */
@@ -359,8 +368,9 @@ describe('COUNTs waiting at stored when it is killed', () => {
     assert.match(closed[2], /^error: /);
     let busyClosed = 0;
     await until(() => {
-      busyClosed += busy.take((m) => m[0] === 'CLOSED' && /^error: storage restarted/.test(m[2]))
-        .length;
+      for (const c of hold.conns)
+        busyClosed += c.take((m) => m[0] === 'CLOSED' && /^error: storage restarted/.test(m[2]))
+          .length;
       return busyClosed >= waiting;
     }, { timeout: 5000, interval: 20, what: 'a CLOSED for every COUNT left at stored' });
     await relay.restartStored();
@@ -408,6 +418,36 @@ describe('a full query queue', () => {
     });
 });
 
+describe('a client that floods the query thread with COUNTs', () => {
+  const relay = useRelay({ workers: 1, config: { query_threads: 1, max_filters: 400,
+    reqs_per_second: 0 } });
+
+  it("holds another client's REQ back by one COUNT, not by all of them", async () => {
+    const pub = await relay.connectTo(1);
+    const flood = await relay.connectTo(1);
+    const other = await relay.connectTo(1);
+    await preloadForCounts(pub);
+    const filters = [];
+    for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+    const sent = 16;
+    for (let i = 0; i < sent; i++) flood.send(['COUNT', `f${i}`, ...filters]);
+    await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
+      .query_queue >= sent - 2, { timeout: 10000, interval: 20, what: 'the flood queued at stored' });
+    assert.equal((await other.req('cheap', { kinds: [1], limit: 1 })).eose, true);
+    const before = flood.take((m) => m[0] === 'COUNT' || m[0] === 'CLOSED');
+    /* A first-come queue would answer all 16 first (about 4 s of work). */
+    assert.ok(before.length <= 2, `${before.length} of the ${sent} COUNTs came before the EOSE`);
+    /* The flood is still answered in full, in the order sent. */
+    const all = [...before];
+    await until(() => {
+      all.push(...flood.take((m) => m[0] === 'COUNT' || m[0] === 'CLOSED'));
+      return all.length >= sent;
+    }, { timeout: 30000, interval: 20, what: 'every COUNT of the flood answered' });
+    assert.deepEqual(all.map((m) => m[1]), Array.from({ length: sent }, (_, i) => `f${i}`));
+    assert.ok(all.every((m) => m[0] === 'COUNT' && m[2].count === 3000));
+  });
+});
+
 describe('replays that a stored restart cut off', () => {
   const relay = useRelay({ workers: 2, config: { deliver_queue: 16, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });
@@ -415,12 +455,11 @@ describe('replays that a stored restart cut off', () => {
   it('are asked again after the resume, and every lost event arrives once', async () => {
     const kp = keypair();
     const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
     const sub = await relay.connectTo(2);
     assert.equal((await sub.req('notes', { kinds: [1], authors: [kp.pk] })).eose, true);
     await preloadForCounts(pub);
     const notes = notesOf(kp);
-    const hold = await holdQueryThread(relay, busy, HOLD_UNTIL_KILL);
+    const hold = await holdQueryThread(relay, HOLD_UNTIL_KILL);
     const events = await burstWhileStopped(relay, 2, pub, notes);
     const closing = signed(kp.sk, { kind: 1, content: 'closing' });
     events.push(closing);
@@ -453,9 +492,8 @@ describe('a replay that a stored restart cut off part way', () => {
     const filters = [{ kinds: [1], authors: [kp.pk] }];
     for (let i = 1; i < 400; i++) filters.push({ kinds: [1], authors: [kp.pk], since: i });
     const pub = await relay.connectTo(1);
-    const busy = await relay.connectTo(1);
     await preloadForCounts(pub);
-    const hold = await holdQueryThread(relay, busy);
+    const hold = await holdQueryThread(relay);
     const sub = await relay.connectTo(2);
     sub.send(['REQ', 'notes', ...filters]);
     await untilRegistered(relay, 1);

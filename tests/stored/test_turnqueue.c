@@ -1,0 +1,229 @@
+/*
+ * test_turnqueue.c - checks stored/turnqueue.c: senders are served in turn
+ * with each sender's order kept, a flooding sender's backlog does not hold
+ * back a sender that arrives later, the bound counts items over all
+ * senders, close semantics (pushes refused, queued items still popped, a
+ * blocked consumer woken), and under threads that every item arrives
+ * exactly once with each producer's order kept.
+ *
+ * Items are small integers cast to pointers (never 0, which turnqueue_pop
+ * uses for "closed"): sender * 1000 + sequence.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../../common/err.h"
+#include "../../stored/turnqueue.h"
+#include "../support/suite.h"
+
+#define ITEM(n) ((void *)(uintptr_t)(n))
+#define VALUE(p) ((uintptr_t)(p))
+
+static struct turn_sender sender(uint64_t conn)
+{
+	return (struct turn_sender){ 1, conn };
+}
+
+START_TEST(senders_are_served_in_turn)
+{
+	struct turnqueue *q = turnqueue_new(64);
+	const uintptr_t want[] = { 1001, 2001, 3001, 1002, 2002, 1003 };
+
+	ck_assert_ptr_nonnull(q);
+	for (uintptr_t i = 1; i <= 3; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
+	for (uintptr_t i = 1; i <= 2; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2000 + i)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), 0);
+	ck_assert_uint_eq(turnqueue_length(q), 6);
+	ck_assert_uint_eq(turnqueue_senders(q), 3);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q)), want[i]);
+	ck_assert_uint_eq(turnqueue_length(q), 0);
+	ck_assert_uint_eq(turnqueue_senders(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+/* Sender 1 queued 100 before sender 2's one: sender 2 waits for one of
+ * them, not all.  The same connection id under another worker is another
+ * sender. */
+START_TEST(a_late_sender_waits_for_one_item_of_a_flood)
+{
+	struct turnqueue *q = turnqueue_new(1000);
+
+	for (uintptr_t i = 1; i <= 100; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_int_eq(turnqueue_push(q, (struct turn_sender){ 2, 1 }, ITEM(2001)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1002);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 2001);
+	for (uintptr_t i = 3; i <= 100; i++)
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1000 + i);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(the_bound_counts_all_senders)
+{
+	struct turnqueue *q = turnqueue_new(3);
+
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), ERR_FULL);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), ERR_FULL);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 2001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1002);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 3001);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(close_refuses_pushes_and_drains)
+{
+	struct turnqueue *q = turnqueue_new(8);
+
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	turnqueue_close(q);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), ERR_CLOSED);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_ptr_null(turnqueue_pop(q));
+	turnqueue_free(q);
+}
+END_TEST
+
+/* Items still queued are freed with the queue (ASan's leak check). */
+START_TEST(free_with_items_queued)
+{
+	struct turnqueue *q = turnqueue_new(8);
+
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+static void *pop_one(void *arg)
+{
+	return turnqueue_pop(arg);
+}
+
+START_TEST(a_blocked_consumer_is_woken)
+{
+	struct turnqueue *q = turnqueue_new(8);
+	struct timespec pause = { 0, 20 * 1000000L };
+	pthread_t t;
+	void *got;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(turnqueue_push(q, sender(5), ITEM(5001)), 0);
+	pthread_join(t, &got);
+	ck_assert_uint_eq(VALUE(got), 5001);
+	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	nanosleep(&pause, NULL);
+	turnqueue_close(q);
+	pthread_join(t, &got);
+	ck_assert_ptr_null(got);
+	turnqueue_free(q);
+}
+END_TEST
+
+#define PRODUCERS 4
+#define CONSUMERS 3
+#define PER_PRODUCER 20000
+
+struct run {
+	struct turnqueue *q;
+	uint64_t producer;
+	/* per consumer: the last sequence it saw of each producer */
+	uintptr_t last[PRODUCERS + 1];
+	uint64_t seen[PRODUCERS + 1];
+	int order_broken;
+};
+
+static void *produce(void *arg)
+{
+	struct run *r = arg;
+
+	for (uintptr_t i = 1; i <= PER_PRODUCER; i++)
+		while (turnqueue_push(r->q, sender(r->producer), ITEM(r->producer * 100000 + i)))
+			sched_yield(); /* full: a consumer makes room */
+	return NULL;
+}
+
+static void *consume(void *arg)
+{
+	struct run *r = arg;
+	void *p;
+
+	while ((p = turnqueue_pop(r->q))) {
+		uintptr_t from = VALUE(p) / 100000, seq = VALUE(p) % 100000;
+
+		/* Several consumers: one sees a producer's items in order among
+		 * those it takes. */
+		if (seq <= r->last[from])
+			r->order_broken++;
+		r->last[from] = seq;
+		r->seen[from]++;
+	}
+	return NULL;
+}
+
+START_TEST(threads_get_every_item_once_in_each_senders_order)
+{
+	struct turnqueue *q = turnqueue_new(256);
+	struct run prod[PRODUCERS], cons[CONSUMERS];
+	pthread_t pt[PRODUCERS], ct[CONSUMERS];
+
+	for (int i = 0; i < CONSUMERS; i++) {
+		cons[i] = (struct run){ .q = q };
+		ck_assert_int_eq(pthread_create(&ct[i], NULL, consume, &cons[i]), 0);
+	}
+	for (int i = 0; i < PRODUCERS; i++) {
+		prod[i] = (struct run){ .q = q, .producer = (uint64_t)i + 1 };
+		ck_assert_int_eq(pthread_create(&pt[i], NULL, produce, &prod[i]), 0);
+	}
+	for (int i = 0; i < PRODUCERS; i++)
+		pthread_join(pt[i], NULL);
+	turnqueue_close(q);
+	for (int i = 0; i < CONSUMERS; i++)
+		pthread_join(ct[i], NULL);
+	for (int p = 1; p <= PRODUCERS; p++) {
+		uint64_t total = 0;
+
+		for (int i = 0; i < CONSUMERS; i++)
+			total += cons[i].seen[p];
+		ck_assert_uint_eq(total, PER_PRODUCER);
+	}
+	for (int i = 0; i < CONSUMERS; i++)
+		ck_assert_int_eq(cons[i].order_broken, 0);
+	ck_assert_uint_eq(turnqueue_length(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("turnqueue");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, senders_are_served_in_turn);
+	tcase_add_test(tc, a_late_sender_waits_for_one_item_of_a_flood);
+	tcase_add_test(tc, the_bound_counts_all_senders);
+	tcase_add_test(tc, close_refuses_pushes_and_drains);
+	tcase_add_test(tc, free_with_items_queued);
+	tcase_add_test(tc, a_blocked_consumer_is_woken);
+	tcase_add_test(tc, threads_get_every_item_once_in_each_senders_order);
+	suite_add_tcase(s, tc);
+	return suite_run(s);
+}
