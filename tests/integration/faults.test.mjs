@@ -65,6 +65,14 @@ async function preloadForCounts(pub) {
   for (const ev of preload) assert.equal((await pub.okFor(ev.id, { timeout: 20000 })).ok, true);
 }
 
+/* 400 filters that each match all the preloaded notes: a COUNT with them
+ * reads the notes 400 times over (about 0.25 s here). */
+function heavyCountFilters() {
+  const filters = [];
+  for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+  return filters;
+}
+
 /* Keeps a relay's one query thread (max_filters 400) busy with COUNTs that
  * each read the preloaded notes 400 times over (about 0.25 s here), until
  * release() is called.  stored serves its query queue one connection at a
@@ -76,8 +84,7 @@ async function preloadForCounts(pub) {
  * unanswered (more than 0 means the thread was busy all along); the rest
  * still run, unless stored is killed.  conns are the COUNTs' connections. */
 async function holdQueryThread(relay, depth = 8) {
-  const filters = [];
-  for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+  const filters = heavyCountFilters();
   const conns = [];
   for (let i = 0; i < depth; i++) conns.push(await relay.connectTo(1));
   const sent = conns.map(() => 0);
@@ -392,8 +399,7 @@ describe('a full query queue', () => {
       const busy = await relay.connectTo(1);
       const other = await relay.connectTo(1);
       await preloadForCounts(pub);
-      const filters = [];
-      for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+      const filters = heavyCountFilters();
       const sent = 12;
       for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
       const overloaded = (m) => m[0] === 'CLOSED' && m[2] === 'error: the relay is overloaded, retry';
@@ -427,8 +433,7 @@ describe('a client that floods the query thread with COUNTs', () => {
     const flood = await relay.connectTo(1);
     const other = await relay.connectTo(1);
     await preloadForCounts(pub);
-    const filters = [];
-    for (let i = 0; i < 400; i++) filters.push({ kinds: [1], since: 1700000000 + i });
+    const filters = heavyCountFilters();
     const sent = 16;
     for (let i = 0; i < sent; i++) flood.send(['COUNT', `f${i}`, ...filters]);
     await until(async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout)
