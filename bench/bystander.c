@@ -2,8 +2,10 @@
  * bystander.c - `loadgen bystander`: is the flood stealing the loop from
  * everyone else?  A probe (probe.h) times a cheap REQ every --interval-ms,
  * first for --baseline seconds on a quiet relay, then while this process
- * floods the relay with --file over --conns connections (ingest.h), or, with
- * no file, for --duration seconds while something else loads it.
+ * floods the relay with --file over --conns connections (ingest.h), or with
+ * heavy COUNTs over --count-flood connections for --duration seconds
+ * (countflood.h), or, with neither, for --duration seconds while something
+ * else loads it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "clock.h"
 #include "cli.h"
 #include "cmds.h"
+#include "countflood.h"
 #include "evfile.h"
 #include "ingest.h"
 #include "probe.h"
@@ -23,6 +26,7 @@ struct bystander_opts {
 	const char *url, *file, *pids;
 	long conns, window, count, interval_ms;
 	double baseline, duration, timeout;
+	long count_flood, count_window, count_filters;
 };
 
 static void bystander_tick(void *arg)
@@ -32,13 +36,20 @@ static void bystander_tick(void *arg)
 
 /* The load phase: the flood, or waiting while someone else loads the relay. */
 static int bystander_load(const struct bystander_opts *o, const struct ws_url *url,
-			  struct usage_meter *meter, struct ingest_stats *st)
+			  struct usage_meter *meter, struct ingest_stats *st,
+			  struct countflood_stats *cst)
 {
 	struct evfile ev;
 	struct ingest_cfg cfg;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
+	if (o->count_flood > 0) {
+		struct countflood_cfg cf = { url, (int)o->count_flood, (int)o->count_window,
+					     (int)o->count_filters, o->duration, bystander_tick, meter };
+
+		return countflood_run(&cf, cst) ? 1 : 0;
+	}
 	if (!o->file || !*o->file) {
 		for (uint64_t end = clock_ns() + (uint64_t)(o->duration * 1e9); clock_ns() < end;)
 			clock_sleep_ns(100 * NS_PER_MS), usage_sample(meter);
@@ -57,7 +68,8 @@ static int bystander_load(const struct bystander_opts *o, const struct ws_url *u
 }
 
 static void bystander_report(const struct bystander_opts *o, const struct probe *p,
-			     const struct ingest_stats *st, const struct usage_report *u)
+			     const struct ingest_stats *st, const struct countflood_stats *cst,
+			     const struct usage_report *u)
 {
 	double rate = st->elapsed_s > 0 ? (double)st->accepted / st->elapsed_s : 0;
 	struct report r;
@@ -68,6 +80,12 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	       hist_percentile(p->lat[1], 50) / 1e6, hist_percentile(p->lat[1], 99) / 1e6,
 	       hist_max(p->lat[1]) / 1e6, (unsigned long long)hist_count(p->lat[1]),
 	       (unsigned long long)p->lost, (unsigned long long)p->skipped, rate);
+	if (o->count_flood > 0)
+		printf("count flood: %llu COUNTs sent over %ld connections, %llu counted, %llu closed%s%s,"
+		       " %llu unanswered, %.1f/s\n", (unsigned long long)cst->sent, o->count_flood,
+		       (unsigned long long)cst->counted, (unsigned long long)cst->closed,
+		       cst->closed ? ": " : "", cst->first_closed, (unsigned long long)cst->unanswered,
+		       cst->elapsed_s > 0 ? (double)(cst->counted + cst->closed) / cst->elapsed_s : 0);
 	report_begin(&r, "bystander");
 	report_int(&r, "interval_ms", o->interval_ms);
 	report_int(&r, "flood_conns", o->file && *o->file ? o->conns : 0);
@@ -78,6 +96,10 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	report_int(&r, "probe_lost", (int64_t)p->lost);
 	report_int(&r, "probe_closed", (int64_t)p->closed);
 	report_int(&r, "probe_worker", p->worker);
+	report_int(&r, "count_flood_conns", o->count_flood);
+	report_int(&r, "count_flood_counted", (int64_t)cst->counted);
+	report_int(&r, "count_flood_closed", (int64_t)cst->closed);
+	report_int(&r, "count_flood_unanswered", (int64_t)cst->unanswered);
 	report_int(&r, "flood_accepted", (int64_t)st->accepted);
 	report_num(&r, "flood_accepted_per_s", rate, 1);
 	if (st->ok_latency)
@@ -96,6 +118,7 @@ static int bystander_go(const struct bystander_opts *o, const struct ws_url *url
 	struct probe p = { .url = url, .interval_ms = o->interval_ms,
 			   .max_s = o->baseline + o->duration + o->timeout + 10 };
 	struct ingest_stats st;
+	struct countflood_stats cst = { 0 };
 	struct usage_report u;
 	int rc;
 
@@ -113,11 +136,11 @@ static int bystander_go(const struct bystander_opts *o, const struct ws_url *url
 	clock_sleep_ns((uint64_t)(o->baseline * 1e9));
 	usage_start(meter);
 	probe_set_phase(&p, 1);
-	rc = bystander_load(o, url, meter, &st);
+	rc = bystander_load(o, url, meter, &st, &cst);
 	probe_join(&p);
 	usage_finish(meter, &u);
 	if (!rc)
-		bystander_report(o, &p, &st, &u);
+		bystander_report(o, &p, &st, &cst, &u);
 	ingest_stats_free(&st);
 	probe_free(&p);
 	return rc;
@@ -125,7 +148,8 @@ static int bystander_go(const struct bystander_opts *o, const struct ws_url *url
 
 int cmd_bystander(int argc, char **argv)
 {
-	struct bystander_opts o = { "ws://127.0.0.1:7777", "", "", 64, 16, 0, 10, 2, 10, 600 };
+	struct bystander_opts o = { "ws://127.0.0.1:7777", "", "", 64, 16, 0, 10, 2, 10, 600,
+				    0, 2, 10 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "flood with these events (empty: no flood, wait --duration)" },
@@ -136,6 +160,10 @@ int cmd_bystander(int argc, char **argv)
 		{ "baseline", CLI_DOUBLE, &o.baseline, "seconds of probing before the load" },
 		{ "duration", CLI_DOUBLE, &o.duration, "seconds of probing without --file" },
 		{ "timeout", CLI_DOUBLE, &o.timeout, "bound on the flood, seconds" },
+		{ "count-flood", CLI_INT, &o.count_flood,
+		  "instead of --file: this many connections send heavy COUNTs for --duration" },
+		{ "count-window", CLI_INT, &o.count_window, "COUNTs in flight per flood connection" },
+		{ "count-filters", CLI_INT, &o.count_filters, "filters per flood COUNT" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
 	};
 	int rc = cli_parse("Times a cheap REQ every few ms while the relay is flooded.", opts,
@@ -146,10 +174,11 @@ int cmd_bystander(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	if (ws_url_parse(o.url, &url) || usage_parse_pids(&meter, o.pids) || o.conns < 1 ||
-	    o.window < 1 || o.interval_ms < 1 || o.baseline < 0 || o.duration < 0) {
+	    o.window < 1 || o.interval_ms < 1 || o.baseline < 0 || o.duration < 0 ||
+	    o.count_flood < 0 || o.count_window < 1 || o.count_filters < 1) {
 		fprintf(stderr, "loadgen bystander: bad --url (loopback only), --pids or counts\n");
 		return 2;
 	}
-	fdlimit_raise(o.conns + 64);
+	fdlimit_raise(o.conns + o.count_flood + 64);
 	return bystander_go(&o, &url, &meter);
 }

@@ -90,6 +90,9 @@ static const struct config_key config_keys[] = {
 	U32(query_queue_max, "storage", "16384", 1, 1000000,
 	    "REQ histories, replays and COUNTs waiting for a query thread; past it a REQ or COUNT"
 	    " gets CLOSED error: the relay is overloaded"),
+	U32(query_turns, "storage", "1", 0, 1,
+	    "1: the query threads take each client connection's jobs in turn (0: first come, first"
+	    " served, only for the design comparison in bench/RESULTS.md)"),
 	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
 	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
 	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),

@@ -110,7 +110,7 @@ static void stored_init(struct stored *s, const char *config_path)
 		fatalx("cannot initialise the search watermark or the visible mark");
 	s->write_q = queue_new(65536);
 	s->bcast_q = queue_new(262144);
-	s->query_q = turnqueue_new(s->cfg.query_queue_max);
+	s->query_q = turnqueue_new(s->cfg.query_queue_max, s->cfg.query_turns != 0);
 	if (!s->write_q || !s->bcast_q || !s->query_q)
 		fatalx("out of memory");
 }

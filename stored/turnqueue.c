@@ -27,16 +27,18 @@ struct turnqueue {
 	struct hmap senders;        /* key -> struct turn_slot */
 	struct turn_slot *turn_head, *turn_tail;
 	size_t capacity, count;
+	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
 };
 
-struct turnqueue *turnqueue_new(size_t capacity)
+struct turnqueue *turnqueue_new(size_t capacity, bool turns)
 {
 	struct turnqueue *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
 	q->capacity = capacity;
+	q->turns = turns;
 	/* A fixed hash key: senders are named by stored and its workers
 	 * (connection slots), never chosen by a client. */
 	hmap_init(&q->senders, 0x7475726e71756575ull, 0x73656e6465727321ull);
@@ -92,7 +94,7 @@ static struct turn_slot *turn_slot_for(struct turnqueue *q, struct turn_sender f
 	uint8_t key[10];
 	struct turn_slot *s;
 
-	turn_key(key, from);
+	turn_key(key, q->turns ? from : (struct turn_sender){ 0, 0 });
 	s = hmap_get(&q->senders, key, sizeof(key));
 	if (s)
 		return s;

@@ -17,6 +17,7 @@
 #ifndef STORED_TURNQUEUE_H
 #define STORED_TURNQUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +29,10 @@ struct turn_sender {
 	uint64_t conn_id;
 };
 
-/* Creates a queue holding at most capacity items, or NULL (no memory). */
-struct turnqueue *turnqueue_new(size_t capacity);
+/* Creates a queue holding at most capacity items, or NULL (no memory).
+ * turns false makes it first come, first served (every push counts as one
+ * sender's): the other side of the design comparison in bench/RESULTS.md. */
+struct turnqueue *turnqueue_new(size_t capacity, bool turns);
 /* Frees the queue (not the items still in it).  NULL-safe. */
 void turnqueue_free(struct turnqueue *q);
 /* Appends item after from's other items.  Returns 0, ERR_FULL, ERR_NOMEM,
