@@ -90,6 +90,10 @@ static const struct config_key config_keys[] = {
 	U32(query_queue_max, "storage", "16384", 1, 1000000,
 	    "REQ histories, replays and COUNTs waiting for a query thread; past it a REQ or COUNT"
 	    " gets CLOSED error: the relay is overloaded"),
+	U32(query_queue_per_conn, "storage", "256", 1, 1000000,
+	    "REQ histories, replays and COUNTs one client connection may have waiting for a query"
+	    " thread; past it its REQ or COUNT gets CLOSED rate-limited: (keep it above"
+	    " max_subscriptions: a stored restart queues a resume for each subscription)"),
 	U32(query_turns, "storage", "1", 0, 1,
 	    "1: the query threads take each client connection's jobs in turn (0: first come, first"
 	    " served, only for the design comparison in bench/RESULTS.md)"),

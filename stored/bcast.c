@@ -171,6 +171,7 @@ static void bcast_sync_counts(struct bcast *b)
 static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 {
 	struct query_job *q = NULL;
+	int rc = 0;
 
 	if (job->flags & (MSG_SUB_HISTORY | MSG_SUB_RESUME)) {
 		q = calloc(1, sizeof(*q));
@@ -197,11 +198,13 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 	job->nfilters = 0;
 	if (q && q->filters)
 		bcast_replay_unsynced(b, q);
-	if (q && (!q->filters || turnqueue_push(b->s->query_q, query_job_sender(q), q))) {
+	if (q && (rc = !q->filters ? ERR_NOMEM
+				   : turnqueue_push(b->s->query_q, query_job_sender(q), q))) {
 		/* Its client must not wait for an EOSE that never comes. */
-		log_warnx("query queue full: a REQ is refused");
+		if (rc != ERR_TOOBIG)
+			log_warnx("query queue full: a REQ is refused");
 		reply_query_closed(b->s, &q->to, q->conn_id, q->sub_serial, q->max_seq,
-				   "error: the relay is overloaded, retry");
+				   query_job_refusal(rc));
 		query_job_free(q);
 	}
 	bcast_sync_counts(b);

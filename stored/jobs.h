@@ -191,6 +191,10 @@ int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, co
  * connection it answers. */
 struct turn_sender query_job_sender(const struct query_job *job);
 
+/* Why the query queue refused a job (turnqueue_push's error), as the
+ * message of the CLOSED its client gets. */
+const char *query_job_refusal(int err);
+
 /* Free functions.  A job carrying an admin reference also finishes its
  * piece of that admin job (admin_job_done) and drops the reference. */
 void write_job_free(struct write_job *job);

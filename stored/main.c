@@ -110,7 +110,12 @@ static void stored_init(struct stored *s, const char *config_path)
 		fatalx("cannot initialise the search watermark or the visible mark");
 	s->write_q = queue_new(65536);
 	s->bcast_q = queue_new(262144);
-	s->query_q = turnqueue_new(s->cfg.query_queue_max, s->cfg.query_turns != 0);
+	if (s->cfg.query_queue_per_conn <= s->cfg.max_subscriptions)
+		log_warnx("query_queue_per_conn (%u) is not above max_subscriptions (%u): after a"
+			  " restart of stored, a client's resumed subscriptions past it are closed",
+			  s->cfg.query_queue_per_conn, s->cfg.max_subscriptions);
+	s->query_q = turnqueue_new(s->cfg.query_queue_max, s->cfg.query_queue_per_conn,
+				   s->cfg.query_turns != 0);
 	if (!s->write_q || !s->bcast_q || !s->query_q)
 		fatalx("out of memory");
 }

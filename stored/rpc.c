@@ -248,6 +248,7 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 {
 	struct msg_count m;
 	struct query_job *job;
+	int rc;
 
 	if (msg_decode_count(body, len, &m)) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
@@ -267,11 +268,12 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	job->filters = m.filters;
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
-	if (turnqueue_push(s->query_q, query_job_sender(job), job)) {
+	if ((rc = turnqueue_push(s->query_q, query_job_sender(job), job))) {
 		/* Its client must not wait for an answer that never comes. */
-		log_warnx("query queue full: a COUNT is refused");
+		if (rc != ERR_TOOBIG)
+			log_warnx("query queue full: a COUNT is refused");
 		reply_count_closed(s, to, job->conn_id, job->sub_id, job->sub_id_len,
-				   "error: the relay is overloaded, retry");
+				   query_job_refusal(rc));
 		query_job_free(job);
 	}
 	msg_count_release(&m);
@@ -285,6 +287,7 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 {
 	struct msg_sub_replay m;
 	struct query_job *job;
+	int rc;
 
 	if (msg_decode_sub_replay(body, len, &m) || m.before - 1 > (uint64_t)INT64_MAX) {
 		msg_sub_replay_release(&m);
@@ -306,10 +309,11 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	m.nfilters = 0;
-	if (turnqueue_push(s->query_q, query_job_sender(job), job)) {
-		log_warnx("query queue full: a replay of lost deliveries was dropped");
+	if ((rc = turnqueue_push(s->query_q, query_job_sender(job), job))) {
+		log_warnx("query queue full%s: a replay of lost deliveries was dropped",
+			  rc == ERR_TOOBIG ? " for its connection" : "");
 		reply_query_closed(s, to, job->conn_id, job->sub_serial, job->max_seq,
-				   "error: the relay is overloaded");
+				   query_job_refusal(rc));
 		query_job_free(job);
 	}
 	atomic_fetch_add(&s->stats.replays, 1);

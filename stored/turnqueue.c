@@ -18,6 +18,7 @@ struct turn_item {
 struct turn_slot {
 	uint8_t key[10];             /* worker, then conn_id, little-endian */
 	struct turn_item *head, *tail;
+	size_t n;                    /* items queued */
 	struct turn_slot *next_turn; /* the sender after it in the turn order */
 };
 
@@ -26,18 +27,19 @@ struct turnqueue {
 	pthread_cond_t nonempty;
 	struct hmap senders;        /* key -> struct turn_slot */
 	struct turn_slot *turn_head, *turn_tail;
-	size_t capacity, count;
+	size_t capacity, per_sender, count;
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
 };
 
-struct turnqueue *turnqueue_new(size_t capacity, bool turns)
+struct turnqueue *turnqueue_new(size_t capacity, size_t per_sender, bool turns)
 {
 	struct turnqueue *q = calloc(1, sizeof(*q));
 
 	if (!q)
 		return NULL;
 	q->capacity = capacity;
+	q->per_sender = per_sender;
 	q->turns = turns;
 	/* A fixed hash key: senders are named by stored and its workers
 	 * (connection slots), never chosen by a client. */
@@ -127,12 +129,15 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		rc = ERR_FULL;
 	else if (!(s = turn_slot_for(q, from)))
 		rc = ERR_NOMEM;
+	else if (q->turns && s->n >= q->per_sender)
+		rc = ERR_TOOBIG; /* s has items, so it stays */
 	if (rc == 0) {
 		if (s->tail)
 			s->tail->next = it;
 		else
 			s->head = it;
 		s->tail = it;
+		s->n++;
 		q->count++;
 		pthread_cond_signal(&q->nonempty);
 	}
@@ -154,6 +159,7 @@ static void *turn_take_locked(struct turnqueue *q)
 	s->head = it->next;
 	if (!s->head)
 		s->tail = NULL;
+	s->n--;
 	free(it);
 	q->count--;
 	q->turn_head = s->next_turn;

@@ -9,8 +9,10 @@
  * time, round robin: a sender's items keep their order, and a sender with
  * one item waits behind at most one item of every other sender.
  *
- * The bound counts items over all senders; a full queue refuses the push
- * (the caller answers its client with an error), as queue.h does.  Any
+ * Two bounds, each refusing the push (the caller answers its client with an
+ * error), as queue.h does: capacity counts items over all senders, and
+ * per_sender the items one sender has queued, so that one client cannot
+ * fill the queue and have everyone else's queries refused.  Any
  * thread may push or pop; several consumers may pop (the query pool), and
  * two items of one sender may then run at once, as they could before.
  */
@@ -29,14 +31,17 @@ struct turn_sender {
 	uint64_t conn_id;
 };
 
-/* Creates a queue holding at most capacity items, or NULL (no memory).
- * turns false makes it first come, first served (every push counts as one
- * sender's): the other side of the design comparison in bench/RESULTS.md. */
-struct turnqueue *turnqueue_new(size_t capacity, bool turns);
+/* Creates a queue holding at most capacity items, at most per_sender of
+ * them from one sender, or NULL (no memory).  turns false makes it first
+ * come, first served (every push counts as one sender's, and per_sender is
+ * not applied): the other side of the design comparison in
+ * bench/RESULTS.md. */
+struct turnqueue *turnqueue_new(size_t capacity, size_t per_sender, bool turns);
 /* Frees the queue (not the items still in it).  NULL-safe. */
 void turnqueue_free(struct turnqueue *q);
-/* Appends item after from's other items.  Returns 0, ERR_FULL, ERR_NOMEM,
- * or ERR_CLOSED after turnqueue_close(). */
+/* Appends item after from's other items.  Returns 0, ERR_FULL (capacity),
+ * ERR_TOOBIG (from has per_sender queued), ERR_NOMEM, or ERR_CLOSED after
+ * turnqueue_close(). */
 int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item);
 /* Removes the oldest item of the sender whose turn it is, waiting for one.
  * Returns NULL once the queue is closed and empty. */

@@ -424,6 +424,36 @@ describe('a full query queue', () => {
     });
 });
 
+describe("one connection's bound on its queued queries", () => {
+  const relay = useRelay({ workers: 1, config: { query_threads: 1, query_queue_per_conn: 3,
+    max_filters: 400, reqs_per_second: 0 } });
+
+  it('refuses that connection past query_queue_per_conn with CLOSED rate-limited:, and no one else',
+    async () => {
+      const pub = await relay.connectTo(1);
+      const busy = await relay.connectTo(1);
+      const other = await relay.connectTo(1);
+      await preloadForCounts(pub);
+      const filters = heavyCountFilters();
+      const sent = 10;
+      for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
+      const limited = (m) => m[0] === 'CLOSED' && /^rate-limited: /.test(m[2]);
+      const first = await busy.waitFor(limited, { timeout: 5000, what: 'a COUNT refused' });
+      /* busy's COUNTs still wait (one running, three queued), and another
+       * client's REQ is served, not refused. */
+      assert.equal((await other.req('r', { kinds: [1], limit: 1 })).eose, true);
+      const answers = new Map([[first[1], ['CLOSED']]]);
+      await until(() => {
+        for (const m of busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED'))
+          answers.set(m[1], [...(answers.get(m[1]) || []), m[0]]);
+        return answers.size >= sent;
+      }, { timeout: 20000, interval: 20, what: 'an answer to every COUNT' });
+      const counted = [...answers.values()].filter((a) => a[0] === 'COUNT').length;
+      assert.ok(counted >= 1 && counted <= 4, `${counted} counted: one ran and at most three waited`);
+      for (const [id, a] of answers) assert.equal(a.length, 1, `${id} answered ${a}`);
+    });
+});
+
 describe('a client that floods the query thread with COUNTs', () => {
   const relay = useRelay({ workers: 1, config: { query_threads: 1, max_filters: 400,
     reqs_per_second: 0 } });

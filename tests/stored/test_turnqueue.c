@@ -2,7 +2,8 @@
  * test_turnqueue.c - checks stored/turnqueue.c: senders are served in turn
  * with each sender's order kept, a flooding sender's backlog does not hold
  * back a sender that arrives later (and does with turns off), the bound
- * counts items over all senders, close semantics (pushes refused, queued items still popped, a
+ * counts items over all senders, one sender cannot pass its own bound,
+ * close semantics (pushes refused, queued items still popped, a
  * blocked consumer woken), and under threads that every item arrives
  * exactly once with each producer's order kept.
  *
@@ -30,7 +31,7 @@ static struct turn_sender sender(uint64_t conn)
 
 START_TEST(senders_are_served_in_turn)
 {
-	struct turnqueue *q = turnqueue_new(64, true);
+	struct turnqueue *q = turnqueue_new(64, 64, true);
 	const uintptr_t want[] = { 1001, 2001, 3001, 1002, 2002, 1003 };
 
 	ck_assert_ptr_nonnull(q);
@@ -54,7 +55,7 @@ END_TEST
  * sender. */
 START_TEST(a_late_sender_waits_for_one_item_of_a_flood)
 {
-	struct turnqueue *q = turnqueue_new(1000, true);
+	struct turnqueue *q = turnqueue_new(1000, 1000, true);
 
 	for (uintptr_t i = 1; i <= 100; i++)
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
@@ -71,7 +72,7 @@ END_TEST
 /* Without turns, the flood's backlog goes first: first come, first served. */
 START_TEST(without_turns_first_come_first_served)
 {
-	struct turnqueue *q = turnqueue_new(1000, false);
+	struct turnqueue *q = turnqueue_new(1000, 1000, false);
 
 	for (uintptr_t i = 1; i <= 100; i++)
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
@@ -85,7 +86,7 @@ END_TEST
 
 START_TEST(the_bound_counts_all_senders)
 {
-	struct turnqueue *q = turnqueue_new(3, true);
+	struct turnqueue *q = turnqueue_new(3, 3, true);
 
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
@@ -101,9 +102,33 @@ START_TEST(the_bound_counts_all_senders)
 }
 END_TEST
 
+/* One sender at its own bound is refused; the others are not, and it may
+ * push again once one of its items is taken. */
+START_TEST(one_sender_cannot_fill_the_queue)
+{
+	struct turnqueue *q = turnqueue_new(100, 2, true);
+
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), ERR_TOOBIG);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1004)), ERR_TOOBIG);
+	ck_assert_uint_eq(turnqueue_length(q), 4);
+	turnqueue_free(q);
+	/* First come, first served has no senders to bound. */
+	q = turnqueue_new(100, 2, false);
+	for (uintptr_t i = 1; i <= 5; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
 START_TEST(close_refuses_pushes_and_drains)
 {
-	struct turnqueue *q = turnqueue_new(8, true);
+	struct turnqueue *q = turnqueue_new(8, 8, true);
 
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
 	turnqueue_close(q);
@@ -117,7 +142,7 @@ END_TEST
 /* Items still queued are freed with the queue (ASan's leak check). */
 START_TEST(free_with_items_queued)
 {
-	struct turnqueue *q = turnqueue_new(8, true);
+	struct turnqueue *q = turnqueue_new(8, 8, true);
 
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
@@ -133,7 +158,7 @@ static void *pop_one(void *arg)
 
 START_TEST(a_blocked_consumer_is_woken)
 {
-	struct turnqueue *q = turnqueue_new(8, true);
+	struct turnqueue *q = turnqueue_new(8, 8, true);
 	struct timespec pause = { 0, 20 * 1000000L };
 	pthread_t t;
 	void *got;
@@ -195,7 +220,7 @@ static void *consume(void *arg)
 
 START_TEST(threads_get_every_item_once_in_each_senders_order)
 {
-	struct turnqueue *q = turnqueue_new(256, true);
+	struct turnqueue *q = turnqueue_new(256, 256, true);
 	struct run prod[PRODUCERS], cons[CONSUMERS];
 	pthread_t pt[PRODUCERS], ct[CONSUMERS];
 
@@ -236,6 +261,7 @@ int main(void)
 	tcase_add_test(tc, a_late_sender_waits_for_one_item_of_a_flood);
 	tcase_add_test(tc, without_turns_first_come_first_served);
 	tcase_add_test(tc, the_bound_counts_all_senders);
+	tcase_add_test(tc, one_sender_cannot_fill_the_queue);
 	tcase_add_test(tc, close_refuses_pushes_and_drains);
 	tcase_add_test(tc, free_with_items_queued);
 	tcase_add_test(tc, a_blocked_consumer_is_woken);
