@@ -240,15 +240,6 @@ static void mail_link_up(struct relayd *r)
 	conn_foreach(r->conns, service_restore_conn, r);
 }
 
-static void service_fail_pending(struct conn *c, void *arg)
-{
-	struct relayd *r = arg;
-
-	for (uint32_t i = 0; i < c->npending; i++)
-		service_ok(r, c, c->pending[i].id, "error: storage restarted before answering, retry");
-	c->npending = 0;
-}
-
 struct count_closing {
 	struct relayd *r;
 	struct conn *c;
@@ -261,19 +252,23 @@ static void service_close_count(void *arg, const char *sub_id, size_t len)
 	service_closed(cc->r, cc->c, sub_id, len, "error: storage restarted before answering, retry");
 }
 
-/* COUNTs queued at stored died with it (countwait.h). */
-static void service_fail_counts(struct conn *c, void *arg)
+/* What c waits for from stored will not come: its pending EVENTs' OKs and
+ * its COUNTs' answers died with stored (countwait.h). */
+static void service_fail_waiting(struct conn *c, void *arg)
 {
-	struct count_closing cc = { arg, c };
+	struct relayd *r = arg;
+	struct count_closing cc = { r, c };
 
+	for (uint32_t i = 0; i < c->npending; i++)
+		service_ok(r, c, c->pending[i].id, "error: storage restarted before answering, retry");
+	c->npending = 0;
 	count_waits_drain(&c->counts, service_close_count, &cc);
 }
 
 static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
-	conn_foreach(r->conns, service_fail_pending, r);
-	conn_foreach(r->conns, service_fail_counts, r);
+	conn_foreach(r->conns, service_fail_waiting, r);
 }
 
 typedef void (*conn_mail_fn)(struct relayd *r, struct conn *c, struct mail *m);

@@ -11,8 +11,8 @@
 #include "../proto/msg.h"
 #include "jobs.h"
 #include "pub.h"
+#include "query.h"
 #include "queue.h"
-#include "turnqueue.h"
 #include "reply.h"
 #include "stored.h"
 #include "subidx.h"
@@ -171,7 +171,7 @@ static void bcast_sync_counts(struct bcast *b)
 static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 {
 	struct query_job *q = NULL;
-	int rc = 0;
+	const char *refused = NULL;
 
 	if (job->flags & (MSG_SUB_HISTORY | MSG_SUB_RESUME)) {
 		q = calloc(1, sizeof(*q));
@@ -198,13 +198,9 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 	job->nfilters = 0;
 	if (q && q->filters)
 		bcast_replay_unsynced(b, q);
-	if (q && (rc = !q->filters ? ERR_NOMEM
-				   : turnqueue_push(b->s->query_q, query_job_sender(q), q))) {
+	if (q && (refused = q->filters ? query_submit(b->s, q) : "error: out of memory")) {
 		/* Its client must not wait for an EOSE that never comes. */
-		if (rc != ERR_TOOBIG)
-			log_warnx("query queue full: a REQ is refused");
-		reply_query_closed(b->s, &q->to, q->conn_id, q->sub_serial, q->max_seq,
-				   query_job_refusal(rc));
+		reply_query_closed(b->s, &q->to, q->conn_id, q->sub_serial, q->max_seq, refused);
 		query_job_free(q);
 	}
 	bcast_sync_counts(b);

@@ -183,19 +183,6 @@ int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, co
 	return 0;
 }
 
-struct turn_sender query_job_sender(const struct query_job *job)
-{
-	return (struct turn_sender){ job->to.worker, job->conn_id };
-}
-
-const char *query_job_refusal(int err)
-{
-	if (err == ERR_TOOBIG)
-		return "rate-limited: too many queries of this connection are waiting; wait for"
-		       " their answers";
-	return "error: the relay is overloaded, retry";
-}
-
 void query_job_free(struct query_job *job)
 {
 	if (!job)

@@ -16,7 +16,6 @@
 #include "../common/filter.h"
 #include "stored.h"
 #include "subidx.h"
-#include "turnqueue.h"
 
 struct admin_job;
 
@@ -186,14 +185,6 @@ void admin_job_release(struct admin_job *a);
 int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, const char *sub_id,
 		      size_t sub_id_len, uint32_t serial, const struct filter *filters,
 		      uint32_t nfilters);
-
-/* Whose turn a query job waits for in the query queue (turnqueue.h): the
- * connection it answers. */
-struct turn_sender query_job_sender(const struct query_job *job);
-
-/* Why the query queue refused a job (turnqueue_push's error), as the
- * message of the CLOSED its client gets. */
-const char *query_job_refusal(int err);
 
 /* Free functions.  A job carrying an admin reference also finishes its
  * piece of that admin job (admin_job_done) and drops the reference. */

@@ -293,6 +293,21 @@ static void query_history(struct query_worker *q, struct query_job *job)
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 
+const char *query_submit(struct stored *s, struct query_job *job)
+{
+	int rc = turnqueue_push(s->query_q, (struct turn_sender){ job->to.worker, job->conn_id },
+				job);
+
+	if (rc == 0)
+		return NULL;
+	if (rc == ERR_TOOBIG)
+		return "rate-limited: too many queries of this connection are waiting; wait for"
+		       " their answers";
+	log_warnx("query queue full: a %s is refused",
+		  job->count ? "COUNT" : job->replay ? "replay of lost deliveries" : "REQ");
+	return "error: the relay is overloaded, retry";
+}
+
 static void *query_main(void *arg)
 {
 	struct query_worker *q = arg;

@@ -17,10 +17,17 @@
 #include <stdint.h>
 
 struct filter;
+struct query_job;
 struct stored;
 
 /* Largest payload of one QUERY_EVENTS message (events beyond go in the next). */
 #define QUERY_CHUNK_BYTES (256 * 1024)
+
+/* Queues job for the pool, behind the jobs of the connection it answers
+ * (stored/turnqueue.h).  Returns NULL once queued (the pool owns it), or
+ * the message of the CLOSED its client must get: the queue was full, or
+ * full for that connection (the job stays the caller's). */
+const char *query_submit(struct stored *s, struct query_job *job);
 
 /* Starts n threads.  Returns 0 or ERR_DB / ERR_NOMEM. */
 int query_start(struct stored *s, pthread_t *threads, size_t n);

@@ -16,8 +16,8 @@
 #include "gate.h"
 #include "jobs.h"
 #include "manage.h"
+#include "query.h"
 #include "queue.h"
-#include "turnqueue.h"
 #include "stored.h"
 #include "reply.h"
 #include "writer.h"
@@ -248,7 +248,7 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 {
 	struct msg_count m;
 	struct query_job *job;
-	int rc;
+	const char *refused;
 
 	if (msg_decode_count(body, len, &m)) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
@@ -268,12 +268,9 @@ static void rpc_count(struct stored *s, const struct rpc_return *to, const void 
 	job->filters = m.filters;
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
-	if ((rc = turnqueue_push(s->query_q, query_job_sender(job), job))) {
+	if ((refused = query_submit(s, job))) {
 		/* Its client must not wait for an answer that never comes. */
-		if (rc != ERR_TOOBIG)
-			log_warnx("query queue full: a COUNT is refused");
-		reply_count_closed(s, to, job->conn_id, job->sub_id, job->sub_id_len,
-				   query_job_refusal(rc));
+		reply_count_closed(s, to, job->conn_id, job->sub_id, job->sub_id_len, refused);
 		query_job_free(job);
 	}
 	msg_count_release(&m);
@@ -287,7 +284,7 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 {
 	struct msg_sub_replay m;
 	struct query_job *job;
-	int rc;
+	const char *refused;
 
 	if (msg_decode_sub_replay(body, len, &m) || m.before - 1 > (uint64_t)INT64_MAX) {
 		msg_sub_replay_release(&m);
@@ -309,11 +306,8 @@ static void rpc_sub_replay(struct stored *s, const struct rpc_return *to, const 
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	m.nfilters = 0;
-	if ((rc = turnqueue_push(s->query_q, query_job_sender(job), job))) {
-		log_warnx("query queue full%s: a replay of lost deliveries was dropped",
-			  rc == ERR_TOOBIG ? " for its connection" : "");
-		reply_query_closed(s, to, job->conn_id, job->sub_serial, job->max_seq,
-				   query_job_refusal(rc));
+	if ((refused = query_submit(s, job))) {
+		reply_query_closed(s, to, job->conn_id, job->sub_serial, job->max_seq, refused);
 		query_job_free(job);
 	}
 	atomic_fetch_add(&s->stats.replays, 1);

@@ -350,6 +350,35 @@ describe('a subscription waiting for its history when stored restarts', () => {
   });
 });
 
+/* Preloads the notes, then sends sent heavy COUNTs (q0, q1, …) on busy,
+ * a connection of worker 1, and waits for the first answer that refused
+ * matches.  other is a second client of worker 1. */
+async function countsPastABound(relay, sent, refused) {
+  const pub = await relay.connectTo(1);
+  const busy = await relay.connectTo(1);
+  const other = await relay.connectTo(1);
+  await preloadForCounts(pub);
+  const filters = heavyCountFilters();
+  for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
+  const first = await busy.waitFor(refused, { timeout: 5000, what: 'a COUNT refused' });
+  return { busy, other, first };
+}
+
+/* Every one of countsPastABound's COUNTs gets exactly one answer, counted
+ * or refused (first is the refusal taken already), and 1 to maxCounted of
+ * them are counted. */
+async function assertEachCountAnsweredOnce(busy, first, sent, maxCounted) {
+  const answers = new Map([[first[1], ['CLOSED']]]);
+  await until(() => {
+    for (const m of busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED'))
+      answers.set(m[1], [...(answers.get(m[1]) || []), m[0]]);
+    return answers.size >= sent;
+  }, { timeout: 20000, interval: 20, what: 'an answer to every COUNT' });
+  const counted = [...answers.values()].filter((a) => a[0] === 'COUNT').length;
+  assert.ok(counted >= 1 && counted <= maxCounted, `${counted} counted of ${sent}`);
+  for (const [id, a] of answers) assert.equal(a.length, 1, `${id} answered ${a}`);
+}
+
 describe('COUNTs waiting at stored when it is killed', () => {
   const relay = useRelay({ workers: 2, config: { query_threads: 1, max_filters: 400,
     reqs_per_second: 0 } });
@@ -395,30 +424,16 @@ describe('a full query queue', () => {
 
   it('refuses a COUNT or REQ past query_queue_max with CLOSED error:, and answers the rest',
     async () => {
-      const pub = await relay.connectTo(1);
-      const busy = await relay.connectTo(1);
-      const other = await relay.connectTo(1);
-      await preloadForCounts(pub);
-      const filters = heavyCountFilters();
       const sent = 12;
-      for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
-      const overloaded = (m) => m[0] === 'CLOSED' && m[2] === 'error: the relay is overloaded, retry';
-      const first = await busy.waitFor(overloaded, { timeout: 5000, what: 'a COUNT refused' });
+      const { busy, other, first } = await countsPastABound(relay, sent,
+        (m) => m[0] === 'CLOSED' && m[2] === 'error: the relay is overloaded, retry');
       /* One running and four waiting, each reading 1.2M rows: the queue is
        * still full. */
       other.send(['REQ', 'r', { kinds: [1], limit: 1 }]);
       const req = await other.waitFor((m) => m[1] === 'r', { timeout: 5000 });
       assert.deepEqual(req, ['CLOSED', 'r', 'error: the relay is overloaded, retry']);
-      /* Every COUNT has exactly one answer: counted, or refused. */
-      const answers = new Map([[first[1], ['CLOSED']]]);
-      await until(() => {
-        for (const m of busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED'))
-          answers.set(m[1], [...(answers.get(m[1]) || []), m[0]]);
-        return answers.size >= sent;
-      }, { timeout: 20000, interval: 20, what: 'an answer to every COUNT' });
-      const counted = [...answers.values()].filter((a) => a[0] === 'COUNT').length;
-      assert.ok(counted >= 1 && counted <= 5, `${counted} counted: one ran and at most four waited`);
-      for (const [id, a] of answers) assert.equal(a.length, 1, `${id} answered ${a}`);
+      /* One ran and at most four waited. */
+      await assertEachCountAnsweredOnce(busy, first, sent, 5);
       /* With the queue free again, a REQ is answered. */
       assert.equal((await other.req('r2', { kinds: [1], limit: 1 })).eose, true);
     });
@@ -430,27 +445,14 @@ describe("one connection's bound on its queued queries", () => {
 
   it('refuses that connection past query_queue_per_conn with CLOSED rate-limited:, and no one else',
     async () => {
-      const pub = await relay.connectTo(1);
-      const busy = await relay.connectTo(1);
-      const other = await relay.connectTo(1);
-      await preloadForCounts(pub);
-      const filters = heavyCountFilters();
       const sent = 10;
-      for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
-      const limited = (m) => m[0] === 'CLOSED' && /^rate-limited: /.test(m[2]);
-      const first = await busy.waitFor(limited, { timeout: 5000, what: 'a COUNT refused' });
+      const { busy, other, first } = await countsPastABound(relay, sent,
+        (m) => m[0] === 'CLOSED' && /^rate-limited: /.test(m[2]));
       /* busy's COUNTs still wait (one running, three queued), and another
        * client's REQ is served, not refused. */
       assert.equal((await other.req('r', { kinds: [1], limit: 1 })).eose, true);
-      const answers = new Map([[first[1], ['CLOSED']]]);
-      await until(() => {
-        for (const m of busy.take((f) => f[0] === 'COUNT' || f[0] === 'CLOSED'))
-          answers.set(m[1], [...(answers.get(m[1]) || []), m[0]]);
-        return answers.size >= sent;
-      }, { timeout: 20000, interval: 20, what: 'an answer to every COUNT' });
-      const counted = [...answers.values()].filter((a) => a[0] === 'COUNT').length;
-      assert.ok(counted >= 1 && counted <= 4, `${counted} counted: one ran and at most three waited`);
-      for (const [id, a] of answers) assert.equal(a.length, 1, `${id} answered ${a}`);
+      /* One ran and at most three waited. */
+      await assertEachCountAnsweredOnce(busy, first, sent, 4);
     });
 });
 
