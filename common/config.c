@@ -94,6 +94,9 @@ static const struct config_key config_keys[] = {
 	    "REQ histories, replays and COUNTs one client connection may have waiting for a query"
 	    " thread; past it its REQ or COUNT gets CLOSED rate-limited: (keep it above"
 	    " max_subscriptions: a stored restart queues a resume for each subscription)"),
+	U32(query_threads_per_conn, "storage", "1", 0, 64,
+	    "query threads one client connection's REQ histories and COUNTs may hold at once, so"
+	    " that its heavy queries leave a thread to everyone else's (0: no bound)"),
 	U32(query_turns, "storage", "1", 0, 1,
 	    "1: the query threads take each client connection's jobs in turn (0: first come, first"
 	    " served, only for the design comparison in bench/RESULTS.md)"),

@@ -134,6 +134,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
 	admin__add_u64(o, "query_queue", turnqueue_length(s->query_q));
 	admin__add_u64(o, "query_queue_senders", turnqueue_senders(s->query_q));
+	admin__add_u64(o, "query_running", turnqueue_running(s->query_q));
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
 	cJSON_AddItemToObject(o, "worker_list", workers);
 	return o;

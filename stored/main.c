@@ -118,6 +118,7 @@ static void stored_init(struct stored *s, const char *config_path)
 				   s->cfg.query_turns != 0);
 	if (!s->write_q || !s->bcast_q || !s->query_q)
 		fatalx("out of memory");
+	turnqueue_bound_running(s->query_q, s->cfg.query_threads_per_conn);
 }
 
 /*

@@ -293,10 +293,17 @@ static void query_history(struct query_worker *q, struct query_job *job)
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 
+/* The connection a job answers: the pool takes its jobs in turn with
+ * other connections', and holds at most query_threads_per_conn threads
+ * for them at once (turnqueue.h). */
+static struct turn_sender query_sender(const struct query_job *job)
+{
+	return (struct turn_sender){ job->to.worker, job->conn_id };
+}
+
 const char *query_submit(struct stored *s, struct query_job *job)
 {
-	int rc = turnqueue_push(s->query_q, (struct turn_sender){ job->to.worker, job->conn_id },
-				job);
+	int rc = turnqueue_push(s->query_q, query_sender(job), job);
 
 	if (rc == 0)
 		return NULL;
@@ -312,12 +319,14 @@ static void *query_main(void *arg)
 {
 	struct query_worker *q = arg;
 	struct query_job *job;
+	struct turn_sender from;
 
 	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
 	slice_set_this_thread(q->s->cfg.request_slice_us);
-	while ((job = turnqueue_pop(q->s->query_q))) {
+	while ((job = turnqueue_pop(q->s->query_q, &from))) {
 		query_run(q, job);
 		query_job_free(job);
+		turnqueue_done(q->s->query_q, from);
 	}
 	stmt_cache_free(q->stmts);
 	db_close(q->db);

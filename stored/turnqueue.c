@@ -14,11 +14,14 @@ struct turn_item {
 	void *item;
 };
 
-/* A sender with items queued; freed when its last item is popped. */
+/* A sender with items queued or being worked on; in the turn order while
+ * it has items queued, freed once it has none queued and none running. */
 struct turn_slot {
 	uint8_t key[10];             /* worker, then conn_id, little-endian */
+	struct turn_sender who;
 	struct turn_item *head, *tail;
 	size_t n;                    /* items queued */
+	size_t running;              /* popped, not done */
 	struct turn_slot *next_turn; /* the sender after it in the turn order */
 };
 
@@ -28,6 +31,8 @@ struct turnqueue {
 	struct hmap senders;        /* key -> struct turn_slot */
 	struct turn_slot *turn_head, *turn_tail;
 	size_t capacity, per_sender, count;
+	size_t running_cap;         /* 0: none */
+	size_t running, waiting;    /* items running; senders in the turn order */
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
 };
@@ -51,12 +56,13 @@ struct turnqueue *turnqueue_new(size_t capacity, size_t per_sender, bool turns)
 
 void turnqueue_free(struct turnqueue *q)
 {
+	struct turn_slot *s;
+	size_t pos = 0;
+
 	if (!q)
 		return;
-	while (q->turn_head) {
-		struct turn_slot *s = q->turn_head;
-
-		q->turn_head = s->next_turn;
+	/* Every slot is in the map, those only running too. */
+	while ((s = hmap_next(&q->senders, &pos))) {
 		while (s->head) {
 			struct turn_item *it = s->head;
 
@@ -82,6 +88,7 @@ static void turn_key(uint8_t key[10], struct turn_sender from)
 static void turn_append(struct turnqueue *q, struct turn_slot *s)
 {
 	s->next_turn = NULL;
+	q->waiting++;
 	if (q->turn_tail)
 		q->turn_tail->next_turn = s;
 	else
@@ -89,27 +96,43 @@ static void turn_append(struct turnqueue *q, struct turn_slot *s)
 	q->turn_tail = s;
 }
 
-/* The sender's slot, made and put last in the turn order if it had none;
- * NULL without memory.  The caller holds the lock. */
-static struct turn_slot *turn_slot_for(struct turnqueue *q, struct turn_sender from)
+/* The sender's slot, if it has one.  The caller holds the lock. */
+static struct turn_slot *turn_slot_find(struct turnqueue *q, struct turn_sender from)
 {
 	uint8_t key[10];
-	struct turn_slot *s;
 
 	turn_key(key, q->turns ? from : (struct turn_sender){ 0, 0 });
-	s = hmap_get(&q->senders, key, sizeof(key));
+	return hmap_get(&q->senders, key, sizeof(key));
+}
+
+/* The sender's slot, made if it had none (with nothing queued, so not yet
+ * in the turn order); NULL without memory.  The caller holds the lock. */
+static struct turn_slot *turn_slot_for(struct turnqueue *q, struct turn_sender from)
+{
+	struct turn_slot *s = turn_slot_find(q, from);
+
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	memcpy(s->key, key, sizeof(key));
+	s->who = q->turns ? from : (struct turn_sender){ 0, 0 };
+	turn_key(s->key, s->who);
 	if (hmap_put(&q->senders, s->key, sizeof(s->key), s)) {
 		free(s);
 		return NULL;
 	}
-	turn_append(q, s);
 	return s;
+}
+
+/* Frees s if it has nothing queued and nothing running.  The caller holds
+ * the lock, and s is not in the turn order unless it has items queued. */
+static void turn_slot_release(struct turnqueue *q, struct turn_slot *s)
+{
+	if (s->n || s->running)
+		return;
+	hmap_remove(&q->senders, s->key, sizeof(s->key));
+	free(s);
 }
 
 int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
@@ -132,6 +155,8 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 	else if (q->turns && s->n >= q->per_sender)
 		rc = ERR_TOOBIG; /* s has items, so it stays */
 	if (rc == 0) {
+		if (s->n == 0)
+			turn_append(q, s);
 		if (s->tail)
 			s->tail->next = it;
 		else
@@ -141,18 +166,35 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		q->count++;
 		pthread_cond_signal(&q->nonempty);
 	}
+	if (rc && s)
+		turn_slot_release(q, s); /* made for this push, or kept by others */
 	pthread_mutex_unlock(&q->lock);
 	if (rc)
 		free(it);
 	return rc;
 }
 
-/* Takes the first item of the sender whose turn it is; that sender goes to
- * the back of the turn order, or away if it has nothing left.  The caller
- * holds the lock and has checked that the queue is not empty. */
-static void *turn_take_locked(struct turnqueue *q)
+static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s)
 {
-	struct turn_slot *s = q->turn_head;
+	return q->running_cap == 0 || s->running < q->running_cap;
+}
+
+/* The first sender in the turn order under the running cap, and the one
+ * before it (NULL if it is first); NULL if there is none.  At most one
+ * sender per consumer is at the cap, so the walk is short. */
+static struct turn_slot *turn_next_runnable(struct turnqueue *q, struct turn_slot **before)
+{
+	*before = NULL;
+	for (struct turn_slot *s = q->turn_head; s; *before = s, s = s->next_turn)
+		if (turn_may_run(q, s))
+			return s;
+	return NULL;
+}
+
+/* Takes s's first item; s leaves the turn order and goes to its back if it
+ * has items left.  The caller holds the lock. */
+static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct turn_slot *before)
+{
 	struct turn_item *it = s->head;
 	void *item = it->item;
 
@@ -162,29 +204,64 @@ static void *turn_take_locked(struct turnqueue *q)
 	s->n--;
 	free(it);
 	q->count--;
-	q->turn_head = s->next_turn;
-	if (!q->turn_head)
-		q->turn_tail = NULL;
-	if (s->head) {
+	if (before)
+		before->next_turn = s->next_turn;
+	else
+		q->turn_head = s->next_turn;
+	if (q->turn_tail == s)
+		q->turn_tail = before;
+	q->waiting--;
+	s->running++;
+	q->running++;
+	if (s->head)
 		turn_append(q, s);
-	} else {
-		hmap_remove(&q->senders, s->key, sizeof(s->key));
-		free(s);
-	}
+	else
+		turn_slot_release(q, s);
 	return item;
 }
 
-void *turnqueue_pop(struct turnqueue *q)
+void turnqueue_bound_running(struct turnqueue *q, size_t n)
 {
+	pthread_mutex_lock(&q->lock);
+	q->running_cap = q->turns ? n : 0; /* first come has one sender */
+	pthread_mutex_unlock(&q->lock);
+}
+
+void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
+{
+	struct turn_slot *s, *before;
 	void *item = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	while (q->count == 0 && !q->closed)
+	while (!(s = turn_next_runnable(q, &before)) && !(q->closed && q->count == 0))
 		pthread_cond_wait(&q->nonempty, &q->lock);
-	if (q->count)
-		item = turn_take_locked(q);
+	if (s) {
+		if (from)
+			*from = s->who;
+		item = turn_take_locked(q, s, before);
+	}
 	pthread_mutex_unlock(&q->lock);
 	return item;
+}
+
+void turnqueue_done(struct turnqueue *q, struct turn_sender from)
+{
+	struct turn_slot *s;
+
+	pthread_mutex_lock(&q->lock);
+	s = turn_slot_find(q, from);
+	if (s && s->running) {
+		s->running--;
+		q->running--;
+		if (s->n && q->running_cap) /* its next item may run now */
+			pthread_cond_signal(&q->nonempty);
+		turn_slot_release(q, s);
+	}
+	/* After the close, consumers waiting for a capped sender must see
+	 * the queue drain, to return NULL. */
+	if (q->closed)
+		pthread_cond_broadcast(&q->nonempty);
+	pthread_mutex_unlock(&q->lock);
 }
 
 void turnqueue_close(struct turnqueue *q)
@@ -210,7 +287,17 @@ size_t turnqueue_senders(struct turnqueue *q)
 	size_t n;
 
 	pthread_mutex_lock(&q->lock);
-	n = hmap_count(&q->senders);
+	n = q->waiting;
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+size_t turnqueue_running(struct turnqueue *q)
+{
+	size_t n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->running;
 	pthread_mutex_unlock(&q->lock);
 	return n;
 }

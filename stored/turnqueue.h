@@ -13,8 +13,14 @@
  * error), as queue.h does: capacity counts items over all senders, and
  * per_sender the items one sender has queued, so that one client cannot
  * fill the queue and have everyone else's queries refused.  Any
- * thread may push or pop; several consumers may pop (the query pool), and
- * two items of one sender may then run at once, as they could before.
+ * thread may push or pop; several consumers may pop (the query pool).
+ *
+ * Turns alone still let one client's heavy jobs hold every consumer at
+ * once, so that a cheap REQ of anyone else waits for one of them to end.
+ * A third bound, set with turnqueue_bound_running(), caps the items of one
+ * sender being worked on at a time: a sender at that cap is skipped until
+ * turnqueue_done() says one of its items is finished, and a consumer stays
+ * free for the others.
  */
 #ifndef STORED_TURNQUEUE_H
 #define STORED_TURNQUEUE_H
@@ -43,14 +49,24 @@ void turnqueue_free(struct turnqueue *q);
  * ERR_TOOBIG (from has per_sender queued), ERR_NOMEM, or ERR_CLOSED after
  * turnqueue_close(). */
 int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item);
-/* Removes the oldest item of the sender whose turn it is, waiting for one.
- * Returns NULL once the queue is closed and empty. */
-void *turnqueue_pop(struct turnqueue *q);
+/* Caps at n the items of one sender popped and not yet done (0: no cap,
+ * the default).  Call it before the first pop. */
+void turnqueue_bound_running(struct turnqueue *q, size_t n);
+/* Removes the oldest item of the first sender in turn that is under the
+ * running cap, waiting for one; from is set to its sender.  Returns NULL
+ * once the queue is closed and empty. */
+void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from);
+/* The consumer has finished an item that turnqueue_pop() gave it from
+ * this sender: the sender may have another worked on.  Every popped item
+ * needs it, cap or not (a sender's slot stays until then). */
+void turnqueue_done(struct turnqueue *q, struct turn_sender from);
 /* Refuses further pushes and wakes consumers; queued items remain poppable. */
 void turnqueue_close(struct turnqueue *q);
 /* Items currently queued, over all senders. */
 size_t turnqueue_length(struct turnqueue *q);
 /* Senders with items queued. */
 size_t turnqueue_senders(struct turnqueue *q);
+/* Items popped and not yet done. */
+size_t turnqueue_running(struct turnqueue *q);
 
 #endif

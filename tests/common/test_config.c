@@ -69,6 +69,7 @@ static const struct key_case keys[] = {
 	U(query_threads, "2", 1, 64, "4"),
 	U(query_queue_max, "16384", 1, 1000000, "64"),
 	U(query_queue_per_conn, "256", 1, 1000000, "40"),
+	U(query_threads_per_conn, "1", 0, 64, "2"),
 	U(query_turns, "1", 0, 1, "0"),
 	S(db_synchronous, "full", "normal"),
 	U(wal_max_mb, "512", 64, 65536, "128"),

@@ -485,6 +485,45 @@ describe('a client that floods the query thread with COUNTs', () => {
   });
 });
 
+describe("one connection's heavy COUNTs", () => {
+  /* Two query threads; query_threads_per_conn is 1 by default. */
+  const relay = useRelay({ workers: 1, config: { query_threads: 2, max_filters: 400,
+    reqs_per_second: 0 } });
+
+  it('hold one query thread at a time, and leave the other to another client', async () => {
+    const pub = await relay.connectTo(1);
+    const flood = await relay.connectTo(1);
+    const other = await relay.connectTo(1);
+    await preloadForCounts(pub);
+    const filters = heavyCountFilters();
+    const sent = 8;
+    for (let i = 0; i < sent; i++) flood.send(['COUNT', `f${i}`, ...filters]);
+    const stats = async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout);
+    /* Every COUNT at stored, one of them running: the second thread stays
+     * idle with seven of the flood's jobs queued (without the bound both
+     * threads take one, and query_running is 2). */
+    const all = [];
+    const answers = () => flood.take((m) => m[0] === 'COUNT' || m[0] === 'CLOSED');
+    let seen;
+    await until(async () => {
+      seen = await stats();
+      all.push(...answers());
+      return seen.query_running + seen.query_queue + all.length >= sent;
+    }, { timeout: 10000, interval: 20, what: 'the flood at stored' });
+    for (let i = 0; i < 5 && seen.query_queue > 0; i++, seen = await stats())
+      assert.equal(seen.query_running, 1, `${JSON.stringify(seen)}: the flood holds both threads`);
+    assert.equal((await other.req('cheap', { kinds: [1], limit: 1 })).eose, true);
+    /* The flood is answered in full, in the order sent. */
+    await until(() => {
+      all.push(...answers());
+      return all.length >= sent;
+    }, { timeout: 30000, interval: 20, what: 'every COUNT of the flood answered' });
+    assert.deepEqual(all.map((m) => m[1]), Array.from({ length: sent }, (_, i) => `f${i}`));
+    assert.ok(all.every((m) => m[0] === 'COUNT' && m[2].count === 3000));
+    assert.equal((await stats()).query_running, 0);
+  });
+});
+
 describe('replays that a stored restart cut off', () => {
   const relay = useRelay({ workers: 2, config: { deliver_queue: 16, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });

@@ -4,13 +4,17 @@
  * back a sender that arrives later (and does with turns off), the bound
  * counts items over all senders, one sender cannot pass its own bound,
  * close semantics (pushes refused, queued items still popped, a
- * blocked consumer woken), and under threads that every item arrives
- * exactly once with each producer's order kept.
+ * blocked consumer woken), the running cap (a sender at it is skipped
+ * until done, a consumer waiting for it is woken by done, also after a
+ * close), and under threads that every item arrives exactly once with each
+ * producer's order kept, and with the cap that no producer ever has more
+ * items worked on at once than it allows.
  *
  * Items are small integers cast to pointers (never 0, which turnqueue_pop
  * uses for "closed"): sender * 1000 + sequence.
  */
 #include <check.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -43,7 +47,7 @@ START_TEST(senders_are_served_in_turn)
 	ck_assert_uint_eq(turnqueue_length(q), 6);
 	ck_assert_uint_eq(turnqueue_senders(q), 3);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		ck_assert_uint_eq(VALUE(turnqueue_pop(q)), want[i]);
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), want[i]);
 	ck_assert_uint_eq(turnqueue_length(q), 0);
 	ck_assert_uint_eq(turnqueue_senders(q), 0);
 	turnqueue_free(q);
@@ -59,12 +63,12 @@ START_TEST(a_late_sender_waits_for_one_item_of_a_flood)
 
 	for (uintptr_t i = 1; i <= 100; i++)
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
 	ck_assert_int_eq(turnqueue_push(q, (struct turn_sender){ 2, 1 }, ITEM(2001)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1002);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 2001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
 	for (uintptr_t i = 3; i <= 100; i++)
-		ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1000 + i);
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1000 + i);
 	turnqueue_free(q);
 }
 END_TEST
@@ -78,8 +82,8 @@ START_TEST(without_turns_first_come_first_served)
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
 	for (uintptr_t i = 1; i <= 100; i++)
-		ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1000 + i);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 2001);
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1000 + i);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
 	turnqueue_free(q);
 }
 END_TEST
@@ -93,11 +97,11 @@ START_TEST(the_bound_counts_all_senders)
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), ERR_FULL);
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), ERR_FULL);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
 	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 2001);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1002);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 3001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 3001);
 	turnqueue_free(q);
 }
 END_TEST
@@ -113,7 +117,7 @@ START_TEST(one_sender_cannot_fill_the_queue)
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), ERR_TOOBIG);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1004)), ERR_TOOBIG);
 	ck_assert_uint_eq(turnqueue_length(q), 4);
@@ -133,8 +137,8 @@ START_TEST(close_refuses_pushes_and_drains)
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
 	turnqueue_close(q);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), ERR_CLOSED);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q)), 1001);
-	ck_assert_ptr_null(turnqueue_pop(q));
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
+	ck_assert_ptr_null(turnqueue_pop(q, NULL));
 	turnqueue_free(q);
 }
 END_TEST
@@ -153,7 +157,7 @@ END_TEST
 
 static void *pop_one(void *arg)
 {
-	return turnqueue_pop(arg);
+	return turnqueue_pop(arg, NULL);
 }
 
 START_TEST(a_blocked_consumer_is_woken)
@@ -177,6 +181,95 @@ START_TEST(a_blocked_consumer_is_woken)
 }
 END_TEST
 
+START_TEST(a_sender_at_the_running_cap_is_skipped_until_done)
+{
+	struct turnqueue *q = turnqueue_new(64, 64, true);
+	struct turn_sender from = { 0, 0 };
+
+	turnqueue_bound_running(q, 1);
+	for (int i = 1; i <= 3; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1000 + i)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, &from)), 1001);
+	ck_assert_uint_eq(from.conn_id, 1);
+	ck_assert_uint_eq(turnqueue_running(q), 1);
+	/* Sender 1 is first in turn with 1002, but at its cap. */
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, &from)), 2001);
+	ck_assert_uint_eq(from.conn_id, 2);
+	ck_assert_uint_eq(turnqueue_running(q), 2);
+	turnqueue_done(q, sender(2));
+	turnqueue_done(q, sender(1));
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	turnqueue_done(q, sender(1));
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
+	turnqueue_done(q, sender(1));
+	ck_assert_uint_eq(turnqueue_running(q), 0);
+	ck_assert_uint_eq(turnqueue_senders(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+static void *pop_one(void *arg);
+
+/* Whether thread t has not returned within 50 ms. */
+static int still_waiting(pthread_t t)
+{
+	struct timespec pause = { 0, 50 * 1000000L };
+
+	nanosleep(&pause, NULL);
+	return pthread_tryjoin_np(t, NULL) != 0;
+}
+
+START_TEST(done_wakes_a_consumer_waiting_for_a_capped_sender)
+{
+	struct turnqueue *q = turnqueue_new(64, 64, true);
+	pthread_t t;
+	void *got;
+
+	turnqueue_bound_running(q, 2);
+	for (int i = 1; i <= 4; i++)
+		ck_assert_int_eq(turnqueue_push(q, sender(7), ITEM(7000 + i)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 7001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 7002);
+	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	ck_assert(still_waiting(t));
+	turnqueue_done(q, sender(7));
+	pthread_join(t, &got);
+	ck_assert_uint_eq(VALUE(got), 7003);
+	/* After a close the queued item still runs once a slot frees. */
+	turnqueue_close(q);
+	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	ck_assert(still_waiting(t));
+	turnqueue_done(q, sender(7));
+	pthread_join(t, &got);
+	ck_assert_uint_eq(VALUE(got), 7004);
+	/* Drained: NULL at once, with items still running. */
+	ck_assert_ptr_null(turnqueue_pop(q, NULL));
+	ck_assert_uint_eq(turnqueue_running(q), 2);
+	turnqueue_done(q, sender(7));
+	turnqueue_done(q, sender(7));
+	ck_assert_uint_eq(turnqueue_running(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(free_with_items_running)
+{
+	/* The senders only running are freed too (the sanitizer build sees a
+	 * leak otherwise). */
+	struct turnqueue *q = turnqueue_new(8, 8, true);
+
+	turnqueue_bound_running(q, 1);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
+	ck_assert_uint_eq(turnqueue_senders(q), 1);
+	turnqueue_free(q);
+}
+END_TEST
+
 #define PRODUCERS 4
 #define CONSUMERS 3
 #define PER_PRODUCER 20000
@@ -188,6 +281,10 @@ struct run {
 	uintptr_t last[PRODUCERS + 1];
 	uint64_t seen[PRODUCERS + 1];
 	int order_broken;
+	/* With a running cap: items of each producer being worked on, shared
+	 * by the consumers, and how often one saw more than the cap. */
+	atomic_int *running;
+	int cap, over_cap;
 };
 
 static void *produce(void *arg)
@@ -205,8 +302,16 @@ static void *consume(void *arg)
 	struct run *r = arg;
 	void *p;
 
-	while ((p = turnqueue_pop(r->q))) {
+	struct turn_sender who;
+
+	while ((p = turnqueue_pop(r->q, &who))) {
 		uintptr_t from = VALUE(p) / 100000, seq = VALUE(p) % 100000;
+
+		if (atomic_fetch_add(&r->running[from], 1) >= r->cap && r->cap)
+			r->over_cap++;
+		sched_yield(); /* "work": let another consumer try */
+		atomic_fetch_sub(&r->running[from], 1);
+		turnqueue_done(r->q, who);
 
 		/* Several consumers: one sees a producer's items in order among
 		 * those it takes. */
@@ -218,14 +323,18 @@ static void *consume(void *arg)
 	return NULL;
 }
 
-START_TEST(threads_get_every_item_once_in_each_senders_order)
+/* PRODUCERS x PER_PRODUCER items through CONSUMERS threads, with a running
+ * cap of cap per producer (0: none). */
+static void run_threads(int cap)
 {
 	struct turnqueue *q = turnqueue_new(256, 256, true);
 	struct run prod[PRODUCERS], cons[CONSUMERS];
 	pthread_t pt[PRODUCERS], ct[CONSUMERS];
+	atomic_int running[PRODUCERS + 1] = { 0 };
 
+	turnqueue_bound_running(q, (size_t)cap);
 	for (int i = 0; i < CONSUMERS; i++) {
-		cons[i] = (struct run){ .q = q };
+		cons[i] = (struct run){ .q = q, .running = running, .cap = cap };
 		ck_assert_int_eq(pthread_create(&ct[i], NULL, consume, &cons[i]), 0);
 	}
 	for (int i = 0; i < PRODUCERS; i++) {
@@ -244,10 +353,24 @@ START_TEST(threads_get_every_item_once_in_each_senders_order)
 			total += cons[i].seen[p];
 		ck_assert_uint_eq(total, PER_PRODUCER);
 	}
-	for (int i = 0; i < CONSUMERS; i++)
+	for (int i = 0; i < CONSUMERS; i++) {
 		ck_assert_int_eq(cons[i].order_broken, 0);
+		ck_assert_int_eq(cons[i].over_cap, 0);
+	}
 	ck_assert_uint_eq(turnqueue_length(q), 0);
+	ck_assert_uint_eq(turnqueue_running(q), 0);
 	turnqueue_free(q);
+}
+
+START_TEST(threads_get_every_item_once_in_each_senders_order)
+{
+	run_threads(0);
+}
+END_TEST
+
+START_TEST(threads_never_pass_the_running_cap)
+{
+	run_threads(1);
 }
 END_TEST
 
@@ -265,7 +388,11 @@ int main(void)
 	tcase_add_test(tc, close_refuses_pushes_and_drains);
 	tcase_add_test(tc, free_with_items_queued);
 	tcase_add_test(tc, a_blocked_consumer_is_woken);
+	tcase_add_test(tc, a_sender_at_the_running_cap_is_skipped_until_done);
+	tcase_add_test(tc, done_wakes_a_consumer_waiting_for_a_capped_sender);
+	tcase_add_test(tc, free_with_items_running);
 	tcase_add_test(tc, threads_get_every_item_once_in_each_senders_order);
+	tcase_add_test(tc, threads_never_pass_the_running_cap);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
