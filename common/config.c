@@ -86,7 +86,9 @@ static const struct config_key config_keys[] = {
 	I64(created_at_max_past, "limits", "0", 0, 3153600000,
 	    "seconds an event may be dated behind now (0 = no check)"),
 	U32(commit_batch, "storage", "1024", 1, 100000, "most events committed in one transaction"),
-	U32(query_threads, "storage", "2", 1, 64, "threads in stored that answer REQ queries"),
+	U32(query_threads, "storage", "4", 1, 64,
+	    "threads in stored that answer REQ histories and COUNTs (more than the cores: the kernel then shares"
+	    " the CPU between a heavy query and a cheap one, where a free thread would otherwise be waited for)"),
 	U32(query_queue_max, "storage", "16384", 1, 1000000,
 	    "REQ histories, replays and COUNTs waiting for a query thread; past it a REQ or COUNT"
 	    " gets CLOSED error: the relay is overloaded"),

@@ -66,7 +66,7 @@ static const struct key_case keys[] = {
 	I(created_at_max_future, "900", 0, 315360000, "0"),
 	I(created_at_max_past, "0", 0, 3153600000LL, "3153600000"),
 	U(commit_batch, "1024", 1, 100000, "64"),
-	U(query_threads, "2", 1, 64, "4"),
+	U(query_threads, "4", 1, 64, "2"),
 	U(query_queue_max, "16384", 1, 1000000, "64"),
 	U(query_queue_per_conn, "256", 1, 1000000, "40"),
 	U(query_threads_per_conn, "1", 0, 64, "2"),
