@@ -25,9 +25,20 @@ struct turn_slot {
 	struct turn_slot *next_turn; /* the sender after it in the turn order */
 };
 
+/* A consumer waiting in turnqueue_pop(), on a stack of them: the one woken
+ * is the last to have come back, whose SQLite connection (the query pool's
+ * consumers each own one) has the warmest caches and page tables.  One
+ * shared condition variable would wake them in turn, spreading a trickle
+ * of queries over every thread's cold caches (bench/RESULTS.md item 45). */
+struct turn_waiter {
+	pthread_cond_t wake;
+	struct turn_waiter *next;
+	bool woken;
+};
+
 struct turnqueue {
 	pthread_mutex_t lock;
-	pthread_cond_t nonempty;
+	struct turn_waiter *idle;   /* the last consumer to wait first */
 	struct hmap senders;        /* key -> struct turn_slot */
 	struct turn_slot *turn_head, *turn_tail;
 	size_t capacity, per_sender, count;
@@ -50,7 +61,6 @@ struct turnqueue *turnqueue_new(size_t capacity, size_t per_sender, bool turns)
 	 * (connection slots), never chosen by a client. */
 	hmap_init(&q->senders, 0x7475726e71756575ull, 0x73656e6465727321ull);
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->nonempty, NULL);
 	return q;
 }
 
@@ -73,7 +83,6 @@ void turnqueue_free(struct turnqueue *q)
 	}
 	hmap_free(&q->senders);
 	pthread_mutex_destroy(&q->lock);
-	pthread_cond_destroy(&q->nonempty);
 	free(q);
 }
 
@@ -83,6 +92,24 @@ static void turn_key(uint8_t key[10], struct turn_sender from)
 		key[i] = (uint8_t)(from.worker >> (8 * i));
 	for (int i = 0; i < 8; i++)
 		key[2 + i] = (uint8_t)(from.conn_id >> (8 * i));
+}
+
+/* Wakes the consumer that waited last, if any.  The caller holds the lock. */
+static void turn_wake_one(struct turnqueue *q)
+{
+	struct turn_waiter *w = q->idle;
+
+	if (!w)
+		return;
+	q->idle = w->next;
+	w->woken = true;
+	pthread_cond_signal(&w->wake);
+}
+
+static void turn_wake_all(struct turnqueue *q)
+{
+	while (q->idle)
+		turn_wake_one(q);
 }
 
 static void turn_append(struct turnqueue *q, struct turn_slot *s)
@@ -164,7 +191,7 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		s->tail = it;
 		s->n++;
 		q->count++;
-		pthread_cond_signal(&q->nonempty);
+		turn_wake_one(q);
 	}
 	if (rc && s)
 		turn_slot_release(q, s); /* made for this push, or kept by others */
@@ -233,8 +260,15 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	void *item = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	while (!(s = turn_next_runnable(q, &before)) && !(q->closed && q->count == 0))
-		pthread_cond_wait(&q->nonempty, &q->lock);
+	while (!(s = turn_next_runnable(q, &before)) && !(q->closed && q->count == 0)) {
+		struct turn_waiter w = { .next = q->idle };
+
+		pthread_cond_init(&w.wake, NULL);
+		q->idle = &w;
+		while (!w.woken) /* only a waker takes w off the stack */
+			pthread_cond_wait(&w.wake, &q->lock);
+		pthread_cond_destroy(&w.wake);
+	}
 	if (s) {
 		if (from)
 			*from = s->who;
@@ -254,13 +288,13 @@ void turnqueue_done(struct turnqueue *q, struct turn_sender from)
 		s->running--;
 		q->running--;
 		if (s->n && q->running_cap) /* its next item may run now */
-			pthread_cond_signal(&q->nonempty);
+			turn_wake_one(q);
 		turn_slot_release(q, s);
 	}
 	/* After the close, consumers waiting for a capped sender must see
 	 * the queue drain, to return NULL. */
 	if (q->closed)
-		pthread_cond_broadcast(&q->nonempty);
+		turn_wake_all(q);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -268,7 +302,7 @@ void turnqueue_close(struct turnqueue *q)
 {
 	pthread_mutex_lock(&q->lock);
 	q->closed = true;
-	pthread_cond_broadcast(&q->nonempty);
+	turn_wake_all(q);
 	pthread_mutex_unlock(&q->lock);
 }
 

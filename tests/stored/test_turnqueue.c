@@ -6,9 +6,10 @@
  * close semantics (pushes refused, queued items still popped, a
  * blocked consumer woken), the running cap (a sender at it is skipped
  * until done, a consumer waiting for it is woken by done, also after a
- * close), and under threads that every item arrives exactly once with each
- * producer's order kept, and with the cap that no producer ever has more
- * items worked on at once than it allows.
+ * close), that the consumer to wait last is woken first, and under
+ * threads that every item arrives exactly once with each producer's order
+ * kept, and with the cap that no producer ever has more items worked on at
+ * once than it allows.
  *
  * Items are small integers cast to pointers (never 0, which turnqueue_pop
  * uses for "closed"): sender * 1000 + sequence.
@@ -253,6 +254,29 @@ START_TEST(done_wakes_a_consumer_waiting_for_a_capped_sender)
 }
 END_TEST
 
+START_TEST(the_last_consumer_to_wait_is_woken_first)
+{
+	/* It has the warmest caches (turnqueue.c). */
+	struct turnqueue *q = turnqueue_new(8, 8, true);
+	struct timespec pause = { 0, 50 * 1000000L };
+	pthread_t first, last;
+	void *got;
+
+	ck_assert_int_eq(pthread_create(&first, NULL, pop_one, q), 0);
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(pthread_create(&last, NULL, pop_one, q), 0);
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	pthread_join(last, &got);
+	ck_assert_uint_eq(VALUE(got), 1001);
+	ck_assert(still_waiting(first));
+	turnqueue_close(q);
+	pthread_join(first, &got);
+	ck_assert_ptr_null(got);
+	turnqueue_free(q);
+}
+END_TEST
+
 START_TEST(free_with_items_running)
 {
 	/* The senders only running are freed too (the sanitizer build sees a
@@ -390,6 +414,7 @@ int main(void)
 	tcase_add_test(tc, a_blocked_consumer_is_woken);
 	tcase_add_test(tc, a_sender_at_the_running_cap_is_skipped_until_done);
 	tcase_add_test(tc, done_wakes_a_consumer_waiting_for_a_capped_sender);
+	tcase_add_test(tc, the_last_consumer_to_wait_is_woken_first);
 	tcase_add_test(tc, free_with_items_running);
 	tcase_add_test(tc, threads_get_every_item_once_in_each_senders_order);
 	tcase_add_test(tc, threads_never_pass_the_running_cap);
