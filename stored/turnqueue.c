@@ -306,32 +306,28 @@ void turnqueue_close(struct turnqueue *q)
 	pthread_mutex_unlock(&q->lock);
 }
 
-size_t turnqueue_length(struct turnqueue *q)
+/* One of the counters, read under the lock. */
+static size_t turn_read(struct turnqueue *q, const size_t *counter)
 {
 	size_t n;
 
 	pthread_mutex_lock(&q->lock);
-	n = q->count;
+	n = *counter;
 	pthread_mutex_unlock(&q->lock);
 	return n;
+}
+
+size_t turnqueue_length(struct turnqueue *q)
+{
+	return turn_read(q, &q->count);
 }
 
 size_t turnqueue_senders(struct turnqueue *q)
 {
-	size_t n;
-
-	pthread_mutex_lock(&q->lock);
-	n = q->waiting;
-	pthread_mutex_unlock(&q->lock);
-	return n;
+	return turn_read(q, &q->waiting);
 }
 
 size_t turnqueue_running(struct turnqueue *q)
 {
-	size_t n;
-
-	pthread_mutex_lock(&q->lock);
-	n = q->running;
-	pthread_mutex_unlock(&q->lock);
-	return n;
+	return turn_read(q, &q->running);
 }

@@ -161,20 +161,27 @@ static void *pop_one(void *arg)
 	return turnqueue_pop(arg, NULL);
 }
 
-START_TEST(a_blocked_consumer_is_woken)
+/* A thread blocked in turnqueue_pop() by now (it had 50 ms to get there). */
+static pthread_t waiting_consumer(struct turnqueue *q)
 {
-	struct turnqueue *q = turnqueue_new(8, 8, true);
-	struct timespec pause = { 0, 20 * 1000000L };
+	struct timespec pause = { 0, 50 * 1000000L };
 	pthread_t t;
-	void *got;
 
 	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
 	nanosleep(&pause, NULL);
+	return t;
+}
+
+START_TEST(a_blocked_consumer_is_woken)
+{
+	struct turnqueue *q = turnqueue_new(8, 8, true);
+	pthread_t t = waiting_consumer(q);
+	void *got;
+
 	ck_assert_int_eq(turnqueue_push(q, sender(5), ITEM(5001)), 0);
 	pthread_join(t, &got);
 	ck_assert_uint_eq(VALUE(got), 5001);
-	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
-	nanosleep(&pause, NULL);
+	t = waiting_consumer(q);
 	turnqueue_close(q);
 	pthread_join(t, &got);
 	ck_assert_ptr_null(got);
@@ -210,8 +217,6 @@ START_TEST(a_sender_at_the_running_cap_is_skipped_until_done)
 }
 END_TEST
 
-static void *pop_one(void *arg);
-
 /* Whether thread t has not returned within 50 ms. */
 static int still_waiting(pthread_t t)
 {
@@ -232,14 +237,14 @@ START_TEST(done_wakes_a_consumer_waiting_for_a_capped_sender)
 		ck_assert_int_eq(turnqueue_push(q, sender(7), ITEM(7000 + i)), 0);
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 7001);
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 7002);
-	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	t = waiting_consumer(q);
 	ck_assert(still_waiting(t));
 	turnqueue_done(q, sender(7));
 	pthread_join(t, &got);
 	ck_assert_uint_eq(VALUE(got), 7003);
 	/* After a close the queued item still runs once a slot frees. */
 	turnqueue_close(q);
-	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	t = waiting_consumer(q);
 	ck_assert(still_waiting(t));
 	turnqueue_done(q, sender(7));
 	pthread_join(t, &got);
@@ -258,14 +263,9 @@ START_TEST(the_last_consumer_to_wait_is_woken_first)
 {
 	/* It has the warmest caches (turnqueue.c). */
 	struct turnqueue *q = turnqueue_new(8, 8, true);
-	struct timespec pause = { 0, 50 * 1000000L };
-	pthread_t first, last;
+	pthread_t first = waiting_consumer(q), last = waiting_consumer(q);
 	void *got;
 
-	ck_assert_int_eq(pthread_create(&first, NULL, pop_one, q), 0);
-	nanosleep(&pause, NULL);
-	ck_assert_int_eq(pthread_create(&last, NULL, pop_one, q), 0);
-	nanosleep(&pause, NULL);
 	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
 	pthread_join(last, &got);
 	ck_assert_uint_eq(VALUE(got), 1001);
