@@ -219,7 +219,8 @@ static struct turn_slot *turn_next_runnable(struct turnqueue *q, struct turn_slo
 }
 
 /* Takes s's first item; s leaves the turn order and goes to its back if it
- * has items left.  The caller holds the lock. */
+ * has items left, and counts the item as running.  The caller holds the
+ * lock. */
 static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct turn_slot *before)
 {
 	struct turn_item *it = s->head;
@@ -238,12 +239,10 @@ static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct t
 	if (q->turn_tail == s)
 		q->turn_tail = before;
 	q->waiting--;
-	s->running++;
+	s->running++; /* so s stays until turnqueue_done() */
 	q->running++;
 	if (s->head)
 		turn_append(q, s);
-	else
-		turn_slot_release(q, s);
 	return item;
 }
 
