@@ -135,6 +135,9 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "query_queue", turnqueue_length(s->query_q));
 	admin__add_u64(o, "query_queue_senders", turnqueue_senders(s->query_q));
 	admin__add_u64(o, "query_running", turnqueue_running(s->query_q));
+	admin__add_u64(o, "query_running_heavy", turnqueue_running_heavy(s->query_q));
+	admin__add_u64(o, "query_heavy_conns", turnqueue_heavy_senders(s->query_q));
+	admin__add_u64(o, "query_heavy_jobs", turnqueue_heavy_items(s->query_q));
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
 	cJSON_AddItemToObject(o, "worker_list", workers);
 	return o;

@@ -315,6 +315,18 @@ const char *query_submit(struct stored *s, struct query_job *job)
 	return "error: the relay is overloaded, retry";
 }
 
+/* CPU time this thread has used, in ns: what a job cost, told to the
+ * queue so that a connection whose jobs are dear runs on fewer threads
+ * (query_threads_light).  CPU, not wall time: a cheap job that waited for
+ * a core on a busy machine must not count as heavy. */
+static uint64_t query_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void *query_main(void *arg)
 {
 	struct query_worker *q = arg;
@@ -324,9 +336,11 @@ static void *query_main(void *arg)
 	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
 	slice_set_this_thread(q->s->cfg.request_slice_us);
 	while ((job = turnqueue_pop(q->s->query_q, &from))) {
+		uint64_t cpu = query_thread_cpu_ns();
+
 		query_run(q, job);
 		query_job_free(job);
-		turnqueue_done(q->s->query_q, from);
+		turnqueue_done(q->s->query_q, from, query_thread_cpu_ns() - cpu);
 	}
 	stmt_cache_free(q->stmts);
 	db_close(q->db);

@@ -23,6 +23,12 @@ struct stored;
 /* Largest payload of one QUERY_EVENTS message (events beyond go in the next). */
 #define QUERY_CHUNK_BYTES (256 * 1024)
 
+/* How long a connection stays heavy after a query that cost
+ * query_heavy_ms of CPU or more (query_threads_light): long enough to
+ * span a flood's pauses, short enough that a client which made one dear
+ * query is soon served like any other. */
+#define QUERY_HEAVY_MEMORY_MS 10000
+
 /* Queues job for the pool, behind the jobs of the connection it answers
  * (stored/turnqueue.h).  Returns NULL once queued (the pool owns it), or
  * the message of the CLOSED its client must get: the queue was full, or

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/err.h"
 #include "hmap.h"
@@ -14,16 +15,26 @@ struct turn_item {
 	void *item;
 };
 
-/* A sender with items queued or being worked on; in the turn order while
- * it has items queued, freed once it has none queued and none running. */
+/* A sender with items queued or being worked on, or marked heavy; in the
+ * turn order while it has items queued, freed once it has none queued,
+ * none running and no heavy mark (turn_sweep() frees those kept only for a
+ * mark once it runs out, as the sender may never come back). */
 struct turn_slot {
 	uint8_t key[10];             /* worker, then conn_id, little-endian */
 	struct turn_sender who;
 	struct turn_item *head, *tail;
 	size_t n;                    /* items queued */
 	size_t running;              /* popped, not done */
+	size_t running_heavy;        /* of those, popped while it was heavy */
+	uint64_t heavy_until;        /* CLOCK_MONOTONIC ns; heavy before then */
 	struct turn_slot *next_turn; /* the sender after it in the turn order */
 };
+
+/* How often, at most, the slots kept only for a heavy mark are looked at,
+ * and how many one look frees (the map cannot change while it is walked;
+ * a full batch looks again at the next call). */
+#define TURN_SWEEP_NS 1000000000ull
+#define TURN_SWEEP_BATCH 64
 
 /* A consumer waiting in turnqueue_pop(), on a stack of them: the one woken
  * is the last to have come back, whose SQLite connection (the query pool's
@@ -44,6 +55,10 @@ struct turnqueue {
 	size_t capacity, per_sender, count;
 	size_t running_cap;         /* 0: none */
 	size_t running, waiting;    /* items running; senders in the turn order */
+	size_t heavy_cap;           /* heavy senders' items running at once; 0: no reserve */
+	size_t running_heavy;       /* of the running, those of heavy senders */
+	uint64_t heavy_ns, remember_ns, heavy_items;
+	uint64_t next_sweep;        /* CLOCK_MONOTONIC ns */
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
 };
@@ -84,6 +99,23 @@ void turnqueue_free(struct turnqueue *q)
 	hmap_free(&q->senders);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
+}
+
+/* Now on CLOCK_MONOTONIC, when there are heavy marks to compare it with
+ * (0 otherwise: no slot is then ever marked, so none counts as heavy). */
+static uint64_t turn_now(const struct turnqueue *q)
+{
+	struct timespec ts;
+
+	if (!q->heavy_cap)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool turn_heavy(const struct turn_slot *s, uint64_t now)
+{
+	return s->heavy_until > now;
 }
 
 static void turn_key(uint8_t key[10], struct turn_sender from)
@@ -152,20 +184,39 @@ static struct turn_slot *turn_slot_for(struct turnqueue *q, struct turn_sender f
 	return s;
 }
 
-/* Frees s if it has nothing queued and nothing running.  The caller holds
- * the lock, and s is not in the turn order unless it has items queued. */
-static void turn_slot_release(struct turnqueue *q, struct turn_slot *s)
+/* Frees s if it has nothing queued, nothing running and no heavy mark.
+ * The caller holds the lock, and s is not in the turn order unless it has
+ * items queued. */
+static void turn_slot_release(struct turnqueue *q, struct turn_slot *s, uint64_t now)
 {
-	if (s->n || s->running)
+	if (s->n || s->running || turn_heavy(s, now))
 		return;
 	hmap_remove(&q->senders, s->key, sizeof(s->key));
 	free(s);
+}
+
+/* Frees the slots kept only for a heavy mark that has run out: their
+ * connections may be gone for good.  The caller holds the lock. */
+static void turn_sweep(struct turnqueue *q, uint64_t now)
+{
+	struct turn_slot *gone[TURN_SWEEP_BATCH], *s;
+	size_t pos = 0, n = 0;
+
+	if (!q->heavy_cap || now < q->next_sweep)
+		return;
+	while (n < TURN_SWEEP_BATCH && (s = hmap_next(&q->senders, &pos)))
+		if (!s->n && !s->running && !turn_heavy(s, now))
+			gone[n++] = s;
+	for (size_t i = 0; i < n; i++)
+		turn_slot_release(q, gone[i], now);
+	q->next_sweep = n == TURN_SWEEP_BATCH ? now : now + TURN_SWEEP_NS;
 }
 
 int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 {
 	struct turn_item *it = malloc(sizeof(*it));
 	struct turn_slot *s = NULL;
+	uint64_t now;
 	int rc = 0;
 
 	if (!it)
@@ -173,6 +224,8 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 	it->next = NULL;
 	it->item = item;
 	pthread_mutex_lock(&q->lock);
+	now = turn_now(q);
+	turn_sweep(q, now);
 	if (q->closed)
 		rc = ERR_CLOSED;
 	else if (q->count == q->capacity)
@@ -194,34 +247,40 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		turn_wake_one(q);
 	}
 	if (rc && s)
-		turn_slot_release(q, s); /* made for this push, or kept by others */
+		turn_slot_release(q, s, now); /* made for this push, or kept */
 	pthread_mutex_unlock(&q->lock);
 	if (rc)
 		free(it);
 	return rc;
 }
 
-static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s)
+static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s, uint64_t now)
 {
-	return q->running_cap == 0 || s->running < q->running_cap;
+	if (q->running_cap && s->running >= q->running_cap)
+		return false;
+	return q->running_heavy < q->heavy_cap || !turn_heavy(s, now);
 }
 
-/* The first sender in the turn order under the running cap, and the one
- * before it (NULL if it is first); NULL if there is none.  At most one
- * sender per consumer is at the cap, so the walk is short. */
-static struct turn_slot *turn_next_runnable(struct turnqueue *q, struct turn_slot **before)
+/* The first sender in the turn order that may run, and the one before it
+ * (NULL if it is first); NULL if there is none.  At most one sender per
+ * consumer is at the running cap; heavy senders are skipped only while
+ * their consumers are all busy, and then the walk is as long as the heavy
+ * senders waiting, a pointer step each. */
+static struct turn_slot *turn_next_runnable(struct turnqueue *q, uint64_t now,
+					    struct turn_slot **before)
 {
 	*before = NULL;
 	for (struct turn_slot *s = q->turn_head; s; *before = s, s = s->next_turn)
-		if (turn_may_run(q, s))
+		if (turn_may_run(q, s, now))
 			return s;
 	return NULL;
 }
 
 /* Takes s's first item; s leaves the turn order and goes to its back if it
- * has items left, and counts the item as running.  The caller holds the
- * lock. */
-static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct turn_slot *before)
+ * has items left, and counts the item as running (and as heavy if s is).
+ * The caller holds the lock. */
+static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct turn_slot *before,
+			      uint64_t now)
 {
 	struct turn_item *it = s->head;
 	void *item = it->item;
@@ -241,6 +300,10 @@ static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct t
 	q->waiting--;
 	s->running++; /* so s stays until turnqueue_done() */
 	q->running++;
+	if (turn_heavy(s, now)) {
+		s->running_heavy++;
+		q->running_heavy++;
+	}
 	if (s->head)
 		turn_append(q, s);
 	return item;
@@ -253,13 +316,28 @@ void turnqueue_bound_running(struct turnqueue *q, size_t n)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void turnqueue_keep_for_light(struct turnqueue *q, size_t consumers, size_t reserved,
+			      uint64_t heavy_ns, uint64_t remember_ns)
+{
+	pthread_mutex_lock(&q->lock);
+	if (reserved >= consumers)
+		reserved = consumers ? consumers - 1 : 0;
+	q->heavy_cap = q->turns && reserved ? consumers - reserved : 0;
+	q->heavy_ns = heavy_ns;
+	q->remember_ns = remember_ns;
+	pthread_mutex_unlock(&q->lock);
+}
+
 void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 {
 	struct turn_slot *s, *before;
 	void *item = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	while (!(s = turn_next_runnable(q, &before)) && !(q->closed && q->count == 0)) {
+	/* A mark that runs out while a consumer waits does not wake it; the
+	 * next push or done does, and looks again. */
+	while (!(s = turn_next_runnable(q, turn_now(q), &before)) &&
+	       !(q->closed && q->count == 0)) {
 		struct turn_waiter w = { .next = q->idle };
 
 		pthread_cond_init(&w.wake, NULL);
@@ -271,25 +349,49 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	if (s) {
 		if (from)
 			*from = s->who;
-		item = turn_take_locked(q, s, before);
+		item = turn_take_locked(q, s, before, turn_now(q));
 	}
 	pthread_mutex_unlock(&q->lock);
 	return item;
 }
 
-void turnqueue_done(struct turnqueue *q, struct turn_sender from)
+/* Counts s's finished item, and marks s heavy if it cost that much. */
+static void turn_count_done(struct turnqueue *q, struct turn_slot *s, uint64_t cost_ns,
+			    uint64_t now)
+{
+	bool was_heavy = s->running_heavy > 0;
+
+	s->running--;
+	q->running--;
+	if (was_heavy) {
+		s->running_heavy--;
+		q->running_heavy--;
+	}
+	if (q->heavy_ns && cost_ns >= q->heavy_ns) {
+		q->heavy_items++;
+		if (q->heavy_cap)
+			s->heavy_until = now + q->remember_ns;
+	}
+	/* Its own next item may run now, and so may another heavy sender's. */
+	if (s->n && (q->running_cap || q->heavy_cap))
+		turn_wake_one(q);
+	if (was_heavy && q->count)
+		turn_wake_one(q);
+}
+
+void turnqueue_done(struct turnqueue *q, struct turn_sender from, uint64_t cost_ns)
 {
 	struct turn_slot *s;
+	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
+	now = turn_now(q);
 	s = turn_slot_find(q, from);
 	if (s && s->running) {
-		s->running--;
-		q->running--;
-		if (s->n && q->running_cap) /* its next item may run now */
-			turn_wake_one(q);
-		turn_slot_release(q, s);
+		turn_count_done(q, s, cost_ns, now);
+		turn_slot_release(q, s, now);
 	}
+	turn_sweep(q, now);
 	/* After the close, consumers waiting for a capped sender must see
 	 * the queue drain, to return NULL. */
 	if (q->closed)
@@ -329,4 +431,33 @@ size_t turnqueue_senders(struct turnqueue *q)
 size_t turnqueue_running(struct turnqueue *q)
 {
 	return turn_read(q, &q->running);
+}
+
+size_t turnqueue_running_heavy(struct turnqueue *q)
+{
+	return turn_read(q, &q->running_heavy);
+}
+
+size_t turnqueue_heavy_senders(struct turnqueue *q)
+{
+	struct turn_slot *s;
+	size_t pos = 0, n = 0;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = turn_now(q);
+	while ((s = hmap_next(&q->senders, &pos)))
+		n += turn_heavy(s, now);
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+uint64_t turnqueue_heavy_items(struct turnqueue *q)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->heavy_items;
+	pthread_mutex_unlock(&q->lock);
+	return n;
 }

@@ -70,6 +70,8 @@ static const struct key_case keys[] = {
 	U(query_queue_max, "16384", 1, 1000000, "64"),
 	U(query_queue_per_conn, "256", 1, 1000000, "40"),
 	U(query_threads_per_conn, "1", 0, 64, "2"),
+	U(query_threads_light, "1", 0, 63, "2"),
+	U(query_heavy_ms, "10", 1, 600000, "50"),
 	U(query_turns, "1", 0, 1, "0"),
 	S(db_synchronous, "full", "normal"),
 	U(wal_max_mb, "512", 64, 65536, "128"),
@@ -510,8 +512,11 @@ END_TEST
 
 /* ---- config_foreach ---- */
 
+/* More than the table's keys, so a walk that repeats or overruns one shows. */
+#define WALK_MAX 96
+
 struct walk {
-	char text[64][CONFIG_TEXT_MAX + 64]; /* "name = value" per entry */
+	char text[WALK_MAX][CONFIG_TEXT_MAX + 64]; /* "name = value" per entry */
 	size_t n;
 	size_t stop_after; /* 0: never stop */
 };
@@ -520,7 +525,7 @@ static int walk_visit(void *arg, const struct config_entry *e)
 {
 	struct walk *w = arg;
 
-	ck_assert_uint_lt(w->n, 64);
+	ck_assert_uint_lt(w->n, WALK_MAX);
 	ck_assert_ptr_nonnull(e->name);
 	ck_assert_ptr_nonnull(e->section);
 	ck_assert_ptr_nonnull(e->doc);

@@ -9,13 +9,17 @@
  * close), that the consumer to wait last is woken first, and under
  * threads that every item arrives exactly once with each producer's order
  * kept, and with the cap that no producer ever has more items worked on at
- * once than it allows.
+ * once than it allows.  The consumers kept for light senders: an item
+ * that cost the threshold marks its sender heavy, heavy senders' items run
+ * on the other consumers only (also under threads), a cheap item does not
+ * clear the mark, the mark runs out, and without a reserve nothing is held.
  *
  * Items are small integers cast to pointers (never 0, which turnqueue_pop
  * uses for "closed"): sender * 1000 + sequence.
  */
 #include <check.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -205,12 +209,12 @@ START_TEST(a_sender_at_the_running_cap_is_skipped_until_done)
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, &from)), 2001);
 	ck_assert_uint_eq(from.conn_id, 2);
 	ck_assert_uint_eq(turnqueue_running(q), 2);
-	turnqueue_done(q, sender(2));
-	turnqueue_done(q, sender(1));
+	turnqueue_done(q, sender(2), 0);
+	turnqueue_done(q, sender(1), 0);
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
-	turnqueue_done(q, sender(1));
+	turnqueue_done(q, sender(1), 0);
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
-	turnqueue_done(q, sender(1));
+	turnqueue_done(q, sender(1), 0);
 	ck_assert_uint_eq(turnqueue_running(q), 0);
 	ck_assert_uint_eq(turnqueue_senders(q), 0);
 	turnqueue_free(q);
@@ -239,21 +243,21 @@ START_TEST(done_wakes_a_consumer_waiting_for_a_capped_sender)
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 7002);
 	t = waiting_consumer(q);
 	ck_assert(still_waiting(t));
-	turnqueue_done(q, sender(7));
+	turnqueue_done(q, sender(7), 0);
 	pthread_join(t, &got);
 	ck_assert_uint_eq(VALUE(got), 7003);
 	/* After a close the queued item still runs once a slot frees. */
 	turnqueue_close(q);
 	t = waiting_consumer(q);
 	ck_assert(still_waiting(t));
-	turnqueue_done(q, sender(7));
+	turnqueue_done(q, sender(7), 0);
 	pthread_join(t, &got);
 	ck_assert_uint_eq(VALUE(got), 7004);
 	/* Drained: NULL at once, with items still running. */
 	ck_assert_ptr_null(turnqueue_pop(q, NULL));
 	ck_assert_uint_eq(turnqueue_running(q), 2);
-	turnqueue_done(q, sender(7));
-	turnqueue_done(q, sender(7));
+	turnqueue_done(q, sender(7), 0);
+	turnqueue_done(q, sender(7), 0);
 	ck_assert_uint_eq(turnqueue_running(q), 0);
 	turnqueue_free(q);
 }
@@ -294,6 +298,101 @@ START_TEST(free_with_items_running)
 }
 END_TEST
 
+/* Two consumers, one kept for light senders; an item costing 1000 ns or
+ * more marks its sender heavy for remember_ns.  Senders 1 and 2 are then
+ * made heavy by one item each. */
+static struct turnqueue *two_heavy_senders(size_t reserved, uint64_t remember_ns)
+{
+	struct turnqueue *q = turnqueue_new(64, 64, true);
+
+	turnqueue_bound_running(q, 1);
+	turnqueue_keep_for_light(q, 2, reserved, 1000, remember_ns);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	/* Unknown senders count as light: both run at once. */
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	turnqueue_done(q, sender(1), 999);
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
+	turnqueue_done(q, sender(2), 5000);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	turnqueue_done(q, sender(1), 1000);
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), 2);
+	ck_assert_uint_eq(turnqueue_heavy_items(q), 2);
+	return q;
+}
+
+START_TEST(heavy_senders_leave_the_kept_consumer_to_light_ones)
+{
+	struct turnqueue *q = two_heavy_senders(1, 60ull * 1000000000);
+	pthread_t t;
+	void *got;
+
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 1);
+	/* Sender 2 is next in turn, but heavy with the one heavy consumer busy. */
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 3001);
+	turnqueue_done(q, sender(3), 0);
+	t = waiting_consumer(q);
+	ck_assert(still_waiting(t));
+	/* A cheap item does not clear sender 1's mark; its end wakes the
+	 * consumer for sender 2. */
+	turnqueue_done(q, sender(1), 0);
+	pthread_join(t, &got);
+	ck_assert_uint_eq(VALUE(got), 2002);
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), 2);
+	turnqueue_done(q, sender(2), 0);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(a_heavy_mark_runs_out)
+{
+	struct turnqueue *q = two_heavy_senders(1, 100 * 1000000ull);
+	struct timespec past_it = { 0, 150 * 1000000L };
+
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2002);
+	nanosleep(&past_it, NULL);
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
+	/* Sender 1 is light again, so it runs beside sender 2's item. */
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 1);
+	turnqueue_done(q, sender(1), 0);
+	turnqueue_done(q, sender(2), 0);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(without_a_reserve_heavy_senders_are_not_held)
+{
+	/* The costs are still counted, but nobody is marked. */
+	struct turnqueue *q = turnqueue_new(64, 64, true);
+
+	turnqueue_bound_running(q, 1);
+	turnqueue_keep_for_light(q, 2, 0, 1000, 60ull * 1000000000);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001 + round)), 0);
+		ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001 + round)), 0);
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001 + round);
+		ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001 + round);
+		turnqueue_done(q, sender(1), 5000);
+		turnqueue_done(q, sender(2), 5000);
+	}
+	ck_assert_uint_eq(turnqueue_heavy_items(q), 4);
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
+	turnqueue_free(q);
+}
+END_TEST
+
 #define PRODUCERS 4
 #define CONSUMERS 3
 #define PER_PRODUCER 20000
@@ -309,6 +408,10 @@ struct run {
 	 * by the consumers, and how often one saw more than the cap. */
 	atomic_int *running;
 	int cap, over_cap;
+	/* With consumers kept for light senders (every producer heavy): items
+	 * worked on at once, and how often one saw more than heavy_cap. */
+	atomic_int *heavy_running;
+	int heavy_cap, over_heavy_cap;
 };
 
 static void *produce(void *arg)
@@ -333,9 +436,12 @@ static void *consume(void *arg)
 
 		if (atomic_fetch_add(&r->running[from], 1) >= r->cap && r->cap)
 			r->over_cap++;
+		if (atomic_fetch_add(r->heavy_running, 1) >= r->heavy_cap && r->heavy_cap)
+			r->over_heavy_cap++;
 		sched_yield(); /* "work": let another consumer try */
+		atomic_fetch_sub(r->heavy_running, 1);
 		atomic_fetch_sub(&r->running[from], 1);
-		turnqueue_done(r->q, who);
+		turnqueue_done(r->q, who, 0);
 
 		/* Several consumers: one sees a producer's items in order among
 		 * those it takes. */
@@ -347,18 +453,38 @@ static void *consume(void *arg)
 	return NULL;
 }
 
+/* Marks every producer heavy for a minute: one item each, popped and done
+ * at the threshold's cost, before the threads start. */
+static void mark_producers_heavy(struct turnqueue *q)
+{
+	struct turn_sender who;
+
+	turnqueue_keep_for_light(q, CONSUMERS, 1, 1000, 60ull * 1000000000);
+	for (uint64_t p = 1; p <= PRODUCERS; p++) {
+		ck_assert_int_eq(turnqueue_push(q, sender(p), ITEM(p * 100000)), 0);
+		ck_assert_ptr_nonnull(turnqueue_pop(q, &who));
+		turnqueue_done(q, who, 1000);
+	}
+	ck_assert_uint_eq(turnqueue_heavy_senders(q), PRODUCERS);
+}
+
 /* PRODUCERS x PER_PRODUCER items through CONSUMERS threads, with a running
- * cap of cap per producer (0: none). */
-static void run_threads(int cap)
+ * cap of cap per producer (0: none); light: one consumer kept for light
+ * senders, and every producer heavy. */
+static void run_threads(int cap, bool light)
 {
 	struct turnqueue *q = turnqueue_new(256, 256, true);
 	struct run prod[PRODUCERS], cons[CONSUMERS];
 	pthread_t pt[PRODUCERS], ct[CONSUMERS];
-	atomic_int running[PRODUCERS + 1] = { 0 };
+	atomic_int running[PRODUCERS + 1] = { 0 }, heavy_running = 0;
 
 	turnqueue_bound_running(q, (size_t)cap);
+	if (light)
+		mark_producers_heavy(q);
 	for (int i = 0; i < CONSUMERS; i++) {
-		cons[i] = (struct run){ .q = q, .running = running, .cap = cap };
+		cons[i] = (struct run){ .q = q, .running = running, .cap = cap,
+					.heavy_running = &heavy_running,
+					.heavy_cap = light ? CONSUMERS - 1 : 0 };
 		ck_assert_int_eq(pthread_create(&ct[i], NULL, consume, &cons[i]), 0);
 	}
 	for (int i = 0; i < PRODUCERS; i++) {
@@ -380,21 +506,29 @@ static void run_threads(int cap)
 	for (int i = 0; i < CONSUMERS; i++) {
 		ck_assert_int_eq(cons[i].order_broken, 0);
 		ck_assert_int_eq(cons[i].over_cap, 0);
+		ck_assert_int_eq(cons[i].over_heavy_cap, 0);
 	}
 	ck_assert_uint_eq(turnqueue_length(q), 0);
 	ck_assert_uint_eq(turnqueue_running(q), 0);
+	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
 	turnqueue_free(q);
 }
 
 START_TEST(threads_get_every_item_once_in_each_senders_order)
 {
-	run_threads(0);
+	run_threads(0, false);
 }
 END_TEST
 
 START_TEST(threads_never_pass_the_running_cap)
 {
-	run_threads(1);
+	run_threads(1, false);
+}
+END_TEST
+
+START_TEST(threads_never_run_heavy_senders_on_the_kept_consumer)
+{
+	run_threads(0, true);
 }
 END_TEST
 
@@ -418,6 +552,10 @@ int main(void)
 	tcase_add_test(tc, free_with_items_running);
 	tcase_add_test(tc, threads_get_every_item_once_in_each_senders_order);
 	tcase_add_test(tc, threads_never_pass_the_running_cap);
+	tcase_add_test(tc, heavy_senders_leave_the_kept_consumer_to_light_ones);
+	tcase_add_test(tc, a_heavy_mark_runs_out);
+	tcase_add_test(tc, without_a_reserve_heavy_senders_are_not_held);
+	tcase_add_test(tc, threads_never_run_heavy_senders_on_the_kept_consumer);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
