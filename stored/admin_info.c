@@ -94,6 +94,22 @@ static cJSON *admin_rejects(struct stored_stats *st)
 	return o;
 }
 
+/* The query pool's queue (stored/turnqueue.h): what waits, what runs, and
+ * the connections it holds to the threads not kept for cheap ones. */
+static void admin_query_pool(cJSON *o, struct turnqueue *q)
+{
+	size_t heavy, cheap;
+
+	admin__add_u64(o, "query_queue", turnqueue_length(q));
+	admin__add_u64(o, "query_queue_senders", turnqueue_senders(q));
+	admin__add_u64(o, "query_running", turnqueue_running(q));
+	turnqueue_marked_senders(q, &heavy, &cheap);
+	admin__add_u64(o, "query_running_capped", turnqueue_running_held(q));
+	admin__add_u64(o, "query_heavy_conns", heavy);
+	admin__add_u64(o, "query_cheap_conns", cheap);
+	admin__add_u64(o, "query_heavy_jobs", turnqueue_heavy_items(q));
+}
+
 cJSON *admin__stats(struct admin *a, const cJSON *req)
 {
 	struct stored *s = a->s;
@@ -132,12 +148,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "write_queue", queue_length(s->write_q));
 	admin__add_u64(o, "search_index_lag", (uint64_t)search_watermark_lag(&s->search));
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
-	admin__add_u64(o, "query_queue", turnqueue_length(s->query_q));
-	admin__add_u64(o, "query_queue_senders", turnqueue_senders(s->query_q));
-	admin__add_u64(o, "query_running", turnqueue_running(s->query_q));
-	admin__add_u64(o, "query_running_heavy", turnqueue_running_heavy(s->query_q));
-	admin__add_u64(o, "query_heavy_conns", turnqueue_heavy_senders(s->query_q));
-	admin__add_u64(o, "query_heavy_jobs", turnqueue_heavy_items(s->query_q));
+	admin_query_pool(o, s->query_q);
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
 	cJSON_AddItemToObject(o, "worker_list", workers);
 	return o;

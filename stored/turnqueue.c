@@ -15,22 +15,23 @@ struct turn_item {
 	void *item;
 };
 
-/* A sender with items queued or being worked on, or marked heavy; in the
- * turn order while it has items queued, freed once it has none queued,
- * none running and no heavy mark (turn_sweep() frees those kept only for a
- * mark once it runs out, as the sender may never come back). */
+/* A sender with items queued or being worked on, or with a recent cost
+ * mark; in the turn order while it has items queued, freed once it has
+ * none queued, none running and no mark (turn_sweep() frees those kept
+ * only for a mark once it runs out, as the sender may never come back). */
 struct turn_slot {
 	uint8_t key[10];             /* worker, then conn_id, little-endian */
 	struct turn_sender who;
 	struct turn_item *head, *tail;
 	size_t n;                    /* items queued */
 	size_t running;              /* popped, not done */
-	size_t running_heavy;        /* of those, popped while it was heavy */
-	uint64_t heavy_until;        /* CLOCK_MONOTONIC ns; heavy before then */
+	size_t running_held;         /* of those, popped while not known cheap */
+	uint64_t heavy_until;        /* CLOCK_MONOTONIC ns: an item before it cost */
+	uint64_t cheap_until;        /*   the threshold or more; below it */
 	struct turn_slot *next_turn; /* the sender after it in the turn order */
 };
 
-/* How often, at most, the slots kept only for a heavy mark are looked at,
+/* How often, at most, the slots kept only for a mark are looked at,
  * and how many one look frees (the map cannot change while it is walked;
  * a full batch looks again at the next call). */
 #define TURN_SWEEP_NS 1000000000ull
@@ -55,8 +56,9 @@ struct turnqueue {
 	size_t capacity, per_sender, count;
 	size_t running_cap;         /* 0: none */
 	size_t running, waiting;    /* items running; senders in the turn order */
-	size_t heavy_cap;           /* heavy senders' items running at once; 0: no reserve */
-	size_t running_heavy;       /* of the running, those of heavy senders */
+	size_t held_cap;            /* items of senders not known cheap running at once;
+				     * 0: no consumer kept for cheap ones */
+	size_t running_held;        /* of the running, those of such senders */
 	uint64_t heavy_ns, remember_ns, heavy_items;
 	uint64_t next_sweep;        /* CLOCK_MONOTONIC ns */
 	bool turns;                 /* false: one sender for all (first come, first served) */
@@ -101,21 +103,29 @@ void turnqueue_free(struct turnqueue *q)
 	free(q);
 }
 
-/* Now on CLOCK_MONOTONIC, when there are heavy marks to compare it with
- * (0 otherwise: no slot is then ever marked, so none counts as heavy). */
+/* Now on CLOCK_MONOTONIC, when there are marks to compare it with (0
+ * otherwise: no slot is then ever marked). */
 static uint64_t turn_now(const struct turnqueue *q)
 {
 	struct timespec ts;
 
-	if (!q->heavy_cap)
+	if (!q->held_cap)
 		return 0;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static bool turn_heavy(const struct turn_slot *s, uint64_t now)
+static bool turn_marked(const struct turn_slot *s, uint64_t now)
 {
-	return s->heavy_until > now;
+	return s->heavy_until > now || s->cheap_until > now;
+}
+
+/* Whether s's items are held to held_cap: s is heavy, or not yet known
+ * cheap (a new sender's first item may be as dear as any: one client
+ * per heavy query must not pass as cheap). */
+static bool turn_held(const struct turnqueue *q, const struct turn_slot *s, uint64_t now)
+{
+	return q->held_cap && (s->heavy_until > now || s->cheap_until <= now);
 }
 
 static void turn_key(uint8_t key[10], struct turn_sender from)
@@ -184,28 +194,28 @@ static struct turn_slot *turn_slot_for(struct turnqueue *q, struct turn_sender f
 	return s;
 }
 
-/* Frees s if it has nothing queued, nothing running and no heavy mark.
+/* Frees s if it has nothing queued, nothing running and no mark.
  * The caller holds the lock, and s is not in the turn order unless it has
  * items queued. */
 static void turn_slot_release(struct turnqueue *q, struct turn_slot *s, uint64_t now)
 {
-	if (s->n || s->running || turn_heavy(s, now))
+	if (s->n || s->running || turn_marked(s, now))
 		return;
 	hmap_remove(&q->senders, s->key, sizeof(s->key));
 	free(s);
 }
 
-/* Frees the slots kept only for a heavy mark that has run out: their
+/* Frees the slots kept only for a mark that has run out: their
  * connections may be gone for good.  The caller holds the lock. */
 static void turn_sweep(struct turnqueue *q, uint64_t now)
 {
 	struct turn_slot *gone[TURN_SWEEP_BATCH], *s;
 	size_t pos = 0, n = 0;
 
-	if (!q->heavy_cap || now < q->next_sweep)
+	if (!q->held_cap || now < q->next_sweep)
 		return;
 	while (n < TURN_SWEEP_BATCH && (s = hmap_next(&q->senders, &pos)))
-		if (!s->n && !s->running && !turn_heavy(s, now))
+		if (!s->n && !s->running && !turn_marked(s, now))
 			gone[n++] = s;
 	for (size_t i = 0; i < n; i++)
 		turn_slot_release(q, gone[i], now);
@@ -258,14 +268,14 @@ static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s, u
 {
 	if (q->running_cap && s->running >= q->running_cap)
 		return false;
-	return q->running_heavy < q->heavy_cap || !turn_heavy(s, now);
+	return q->running_held < q->held_cap || !turn_held(q, s, now);
 }
 
 /* The first sender in the turn order that may run, and the one before it
  * (NULL if it is first); NULL if there is none.  At most one sender per
- * consumer is at the running cap; heavy senders are skipped only while
- * their consumers are all busy, and then the walk is as long as the heavy
- * senders waiting, a pointer step each. */
+ * consumer is at the running cap; senders not known cheap are skipped only
+ * while their consumers are all busy, and then the walk is as long as
+ * those waiting, a pointer step each. */
 static struct turn_slot *turn_next_runnable(struct turnqueue *q, uint64_t now,
 					    struct turn_slot **before)
 {
@@ -277,7 +287,7 @@ static struct turn_slot *turn_next_runnable(struct turnqueue *q, uint64_t now,
 }
 
 /* Takes s's first item; s leaves the turn order and goes to its back if it
- * has items left, and counts the item as running (and as heavy if s is).
+ * has items left, and counts the item as running (and as held if s is).
  * The caller holds the lock. */
 static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct turn_slot *before,
 			      uint64_t now)
@@ -300,9 +310,9 @@ static void *turn_take_locked(struct turnqueue *q, struct turn_slot *s, struct t
 	q->waiting--;
 	s->running++; /* so s stays until turnqueue_done() */
 	q->running++;
-	if (turn_heavy(s, now)) {
-		s->running_heavy++;
-		q->running_heavy++;
+	if (turn_held(q, s, now)) {
+		s->running_held++;
+		q->running_held++;
 	}
 	if (s->head)
 		turn_append(q, s);
@@ -322,7 +332,7 @@ void turnqueue_keep_for_light(struct turnqueue *q, size_t consumers, size_t rese
 	pthread_mutex_lock(&q->lock);
 	if (reserved >= consumers)
 		reserved = consumers ? consumers - 1 : 0;
-	q->heavy_cap = q->turns && reserved ? consumers - reserved : 0;
+	q->held_cap = q->turns && reserved ? consumers - reserved : 0;
 	q->heavy_ns = heavy_ns;
 	q->remember_ns = remember_ns;
 	pthread_mutex_unlock(&q->lock);
@@ -355,27 +365,28 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	return item;
 }
 
-/* Counts s's finished item, and marks s heavy if it cost that much. */
+/* Counts s's finished item, and marks s heavy or cheap by its cost. */
 static void turn_count_done(struct turnqueue *q, struct turn_slot *s, uint64_t cost_ns,
 			    uint64_t now)
 {
-	bool was_heavy = s->running_heavy > 0;
+	bool was_held = s->running_held > 0;
+	bool heavy = q->heavy_ns && cost_ns >= q->heavy_ns;
 
 	s->running--;
 	q->running--;
-	if (was_heavy) {
-		s->running_heavy--;
-		q->running_heavy--;
+	if (was_held) {
+		s->running_held--;
+		q->running_held--;
 	}
-	if (q->heavy_ns && cost_ns >= q->heavy_ns) {
-		q->heavy_items++;
-		if (q->heavy_cap)
-			s->heavy_until = now + q->remember_ns;
-	}
-	/* Its own next item may run now, and so may another heavy sender's. */
-	if (s->n && (q->running_cap || q->heavy_cap))
+	q->heavy_items += heavy;
+	if (q->held_cap && heavy)
+		s->heavy_until = now + q->remember_ns;
+	else if (q->held_cap)
+		s->cheap_until = now + q->remember_ns;
+	/* Its own next item may run now, and so may another held sender's. */
+	if (s->n && (q->running_cap || q->held_cap))
 		turn_wake_one(q);
-	if (was_heavy && q->count)
+	if (was_held && q->count)
 		turn_wake_one(q);
 }
 
@@ -433,23 +444,25 @@ size_t turnqueue_running(struct turnqueue *q)
 	return turn_read(q, &q->running);
 }
 
-size_t turnqueue_running_heavy(struct turnqueue *q)
+size_t turnqueue_running_held(struct turnqueue *q)
 {
-	return turn_read(q, &q->running_heavy);
+	return turn_read(q, &q->running_held);
 }
 
-size_t turnqueue_heavy_senders(struct turnqueue *q)
+void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap)
 {
 	struct turn_slot *s;
-	size_t pos = 0, n = 0;
+	size_t pos = 0;
 	uint64_t now;
 
+	*heavy = *cheap = 0;
 	pthread_mutex_lock(&q->lock);
 	now = turn_now(q);
-	while ((s = hmap_next(&q->senders, &pos)))
-		n += turn_heavy(s, now);
+	while (q->held_cap && (s = hmap_next(&q->senders, &pos))) {
+		*heavy += s->heavy_until > now;
+		*cheap += s->heavy_until <= now && s->cheap_until > now;
+	}
 	pthread_mutex_unlock(&q->lock);
-	return n;
 }
 
 uint64_t turnqueue_heavy_items(struct turnqueue *q)

@@ -24,12 +24,13 @@
  *
  * That bound still lets as many heavy senders as there are consumers hold
  * them all.  turnqueue_keep_for_light() keeps some consumers for senders
- * whose recent items were cheap: turnqueue_done() is told what each item
- * cost, an item that cost more than a threshold marks its sender heavy for
- * a while, and the items of heavy senders run on at most the other
- * consumers at once.  A sender's first item counts as cheap: what an item
- * will cost is not known before it runs, so its sender's history stands
- * in for it.
+ * known to be cheap: turnqueue_done() is told what each item cost, an item
+ * that cost a threshold or more marks its sender heavy for a while, and
+ * one that cost less marks it cheap for as long unless it is heavy.  What
+ * an item will cost is not known before it runs, so its sender's history
+ * stands in for it; a sender with none is not known cheap (else a client
+ * could open a connection per heavy query).  The items of senders not
+ * known cheap run on at most the consumers not kept.
  */
 #ifndef STORED_TURNQUEUE_H
 #define STORED_TURNQUEUE_H
@@ -61,17 +62,19 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item);
 /* Caps at n the items of one sender popped and not yet done (0: no cap,
  * the default).  Call it before the first pop. */
 void turnqueue_bound_running(struct turnqueue *q, size_t n);
-/* Of consumers (the threads that pop), keeps reserved for senders that are
- * not heavy: an item whose cost (turnqueue_done()) reaches heavy_ns marks
- * its sender heavy for remember_ns after it ends, and heavy senders' items
- * are popped only while fewer than consumers - reserved of them run.
- * reserved 0 keeps none (the default); at most consumers - 1 are kept.
- * Call it before the first pop.  No effect without turns. */
+/* Of consumers (the threads that pop), keeps reserved for senders known
+ * cheap: an item whose cost (turnqueue_done()) reaches heavy_ns marks its
+ * sender heavy for remember_ns after it ends, one that costs less marks
+ * it cheap for as long (a heavy mark wins), and the items of senders
+ * without a cheap mark are popped only while fewer than consumers -
+ * reserved of them run.  reserved 0 keeps none (the default); at most
+ * consumers - 1 are kept.  Call it before the first pop.  No effect
+ * without turns. */
 void turnqueue_keep_for_light(struct turnqueue *q, size_t consumers, size_t reserved,
 			      uint64_t heavy_ns, uint64_t remember_ns);
 /* Removes the oldest item of the first sender in turn that may run (under
- * the running cap, and not heavy while the heavy senders' consumers are
- * all busy), waiting for one; from is set to its sender.  Returns NULL
+ * the running cap, and known cheap if the consumers not kept are all
+ * busy), waiting for one; from is set to its sender.  Returns NULL
  * once the queue is closed and empty. */
 void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from);
 /* The consumer has finished an item that turnqueue_pop() gave it from
@@ -87,10 +90,11 @@ size_t turnqueue_length(struct turnqueue *q);
 size_t turnqueue_senders(struct turnqueue *q);
 /* Items popped and not yet done. */
 size_t turnqueue_running(struct turnqueue *q);
-/* Of those, the items popped while their sender was heavy. */
-size_t turnqueue_running_heavy(struct turnqueue *q);
-/* Senders marked heavy now (a walk over every sender: for statistics). */
-size_t turnqueue_heavy_senders(struct turnqueue *q);
+/* Of those, the items popped while their sender was not known cheap. */
+size_t turnqueue_running_held(struct turnqueue *q);
+/* Senders marked heavy now, and marked cheap (a walk over every sender:
+ * for statistics). */
+void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap);
 /* Items whose cost reached the heavy threshold, since the queue was made. */
 uint64_t turnqueue_heavy_items(struct turnqueue *q);
 

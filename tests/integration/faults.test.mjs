@@ -525,41 +525,42 @@ describe("one connection's heavy COUNTs", () => {
 });
 
 describe("two connections' heavy COUNTs", () => {
-  /* Two query threads, one of them kept for connections whose queries are
-   * cheap (query_threads_light is 1 by default); a COUNT here costs far
-   * more than query_heavy_ms (10 ms) of CPU. */
+  /* Two query threads, one of them kept for connections known to be cheap
+   * (query_threads_light is 1 by default); a COUNT here costs far more
+   * than query_heavy_ms (10 ms) of CPU, a REQ for one note far less. */
   const relay = useRelay({ workers: 1, config: { query_threads: 2, max_filters: 400,
     reqs_per_second: 0 } });
 
-  it('run on one thread once they are known heavy, and leave the other to a cheap client', async () => {
+  it('run on one thread, and leave the other to a client known cheap', async () => {
     const pub = await relay.connectTo(1);
     const floods = [await relay.connectTo(1), await relay.connectTo(1)];
-    const other = await relay.connectTo(1);
+    const cheap = await relay.connectTo(1);
     await preloadForCounts(pub);
+    const stats = async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout);
+    assert.equal((await cheap.req('before', { kinds: [1], limit: 1 })).eose, true);
+    await until(async () => (await stats()).query_cheap_conns >= 1,
+      { timeout: 5000, interval: 20, what: 'the cheap client known cheap' });
     const filters = heavyCountFilters();
     const sent = 5;
     for (let i = 0; i < sent; i++)
       for (const [f, flood] of floods.entries()) flood.send(['COUNT', `f${f}-${i}`, ...filters]);
-    const stats = async () => JSON.parse((await relay.relayctl('stats', '--json')).stdout);
     const answers = floods.map(() => []);
     const take = () => floods.forEach((flood, f) =>
       answers[f].push(...flood.take((m) => m[0] === 'COUNT' || m[0] === 'CLOSED')));
-    /* Each connection's first COUNT ran as a light one's (nothing was known
-     * of it); once one has ended, its connection is heavy. */
-    let seen;
-    await until(async () => {
-      seen = await stats();
-      take();
-      return seen.query_heavy_conns === 2 || answers.flat().length >= 2 * sent;
-    }, { timeout: 10000, interval: 20, what: 'both flooding connections known heavy' });
-    /* From then on the heavy jobs hold one thread at a time (both would
-     * run, query_running 2, without the kept thread). */
+    /* New connections, then heavy ones: their jobs hold one thread at a
+     * time (both would run, query_running 2, without the kept thread). */
     let checked = 0;
-    for (seen = await stats(); seen.query_queue > 0 && checked < 5; seen = await stats(), checked++)
-      assert.ok(seen.query_running <= 1, `${JSON.stringify(seen)}: the heavy ones hold both threads`);
-    assert.ok(checked > 0, 'the flood was answered before it could be looked at');
-    /* The kept thread answers a cheap REQ at once. */
-    assert.equal((await other.req('cheap', { kinds: [1], limit: 1 })).eose, true);
+    for (let seen = await stats(); seen.query_queue > 0 && checked < 8; seen = await stats(), checked++) {
+      take();
+      assert.ok(seen.query_running <= 1, `${JSON.stringify(seen)}: the floods hold both threads`);
+    }
+    assert.ok(checked > 0, 'the floods were answered before they could be looked at');
+    /* The kept thread answers the cheap client, and a newcomer is answered
+     * in its turn with the floods. */
+    assert.equal((await cheap.req('during', { kinds: [1], limit: 1 })).eose, true);
+    const newcomer = await relay.connectTo(1);
+    newcomer.send(['REQ', 'new', { kinds: [1], limit: 1 }]);
+    assert.equal((await newcomer.collect('new', { timeout: 20000 })).eose, true);
     await until(() => {
       take();
       return answers.flat().length >= 2 * sent;
@@ -570,6 +571,7 @@ describe("two connections' heavy COUNTs", () => {
     }
     const end = await stats();
     assert.equal(end.query_running, 0);
+    assert.equal(end.query_heavy_conns, 2);
     assert.ok(end.query_heavy_jobs >= 2 * sent, `${end.query_heavy_jobs} heavy jobs counted`);
   });
 });

@@ -9,10 +9,11 @@
  * close), that the consumer to wait last is woken first, and under
  * threads that every item arrives exactly once with each producer's order
  * kept, and with the cap that no producer ever has more items worked on at
- * once than it allows.  The consumers kept for light senders: an item
- * that cost the threshold marks its sender heavy, heavy senders' items run
- * on the other consumers only (also under threads), a cheap item does not
- * clear the mark, the mark runs out, and without a reserve nothing is held.
+ * once than it allows.  The consumers kept for cheap senders: an item's
+ * cost marks its sender heavy or cheap, the items of heavy and of new
+ * senders run on the other consumers only (also under threads), a cheap
+ * item does not clear a heavy mark, marks run out, and without a reserve
+ * nothing is held.
  *
  * Items are small integers cast to pointers (never 0, which turnqueue_pop
  * uses for "closed"): sender * 1000 + sequence.
@@ -298,87 +299,100 @@ START_TEST(free_with_items_running)
 }
 END_TEST
 
-/* Two consumers, one kept for light senders; an item costing 1000 ns or
- * more marks its sender heavy for remember_ns.  Senders 1 and 2 are then
- * made heavy by one item each. */
-static struct turnqueue *two_heavy_senders(size_t reserved, uint64_t remember_ns)
+/* Two consumers, one kept for senders known cheap; an item costing 1000 ns
+ * or more marks its sender heavy, one costing less marks it cheap, each
+ * for remember_ns. */
+static struct turnqueue *one_kept_of_two(size_t reserved, uint64_t remember_ns)
 {
 	struct turnqueue *q = turnqueue_new(64, 64, true);
 
 	turnqueue_bound_running(q, 1);
 	turnqueue_keep_for_light(q, 2, reserved, 1000, remember_ns);
-	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001)), 0);
-	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
-	/* Unknown senders count as light: both run at once. */
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1001);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
-	turnqueue_done(q, sender(1), 999);
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
-	turnqueue_done(q, sender(2), 5000);
-	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
-	turnqueue_done(q, sender(1), 1000);
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), 2);
-	ck_assert_uint_eq(turnqueue_heavy_items(q), 2);
 	return q;
 }
 
-START_TEST(heavy_senders_leave_the_kept_consumer_to_light_ones)
+/* Runs one item of sender conn, at cost_ns. */
+static void run_one(struct turnqueue *q, uint64_t conn, uintptr_t item, uint64_t cost_ns)
 {
-	struct turnqueue *q = two_heavy_senders(1, 60ull * 1000000000);
+	ck_assert_int_eq(turnqueue_push(q, sender(conn), ITEM(item)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), item);
+	turnqueue_done(q, sender(conn), cost_ns);
+}
+
+static void expect_marked(struct turnqueue *q, size_t heavy, size_t cheap)
+{
+	size_t h, c;
+
+	turnqueue_marked_senders(q, &h, &c);
+	ck_assert_uint_eq(h, heavy);
+	ck_assert_uint_eq(c, cheap);
+}
+
+START_TEST(senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones)
+{
+	struct turnqueue *q = one_kept_of_two(1, 60ull * 1000000000);
 	pthread_t t;
 	void *got;
 
-	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
-	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
-	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3001)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 1);
-	/* Sender 2 is next in turn, but heavy with the one heavy consumer busy. */
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 3001);
-	turnqueue_done(q, sender(3), 0);
+	run_one(q, 3, 3001, 999);
+	run_one(q, 1, 1001, 1000);
+	expect_marked(q, 1, 1);
+	ck_assert_uint_eq(turnqueue_heavy_items(q), 1);
+	/* 1 is heavy, 2 is new, 3 is cheap. */
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3002)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	ck_assert_uint_eq(turnqueue_running_held(q), 1);
+	/* 2 is next in turn, but not known cheap with the other consumer busy. */
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 3002);
 	t = waiting_consumer(q);
+	turnqueue_done(q, sender(3), 0);
 	ck_assert(still_waiting(t));
-	/* A cheap item does not clear sender 1's mark; its end wakes the
-	 * consumer for sender 2. */
+	/* 1's end wakes the consumer for 2; a cheap item does not clear 1's
+	 * heavy mark. */
 	turnqueue_done(q, sender(1), 0);
 	pthread_join(t, &got);
-	ck_assert_uint_eq(VALUE(got), 2002);
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), 2);
+	ck_assert_uint_eq(VALUE(got), 2001);
+	expect_marked(q, 1, 1);
 	turnqueue_done(q, sender(2), 0);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	expect_marked(q, 1, 2);
+	ck_assert_uint_eq(turnqueue_running_held(q), 0);
 	turnqueue_free(q);
 }
 END_TEST
 
-START_TEST(a_heavy_mark_runs_out)
+START_TEST(marks_run_out)
 {
-	struct turnqueue *q = two_heavy_senders(1, 100 * 1000000ull);
-	struct timespec past_it = { 0, 150 * 1000000L };
+	struct turnqueue *q = one_kept_of_two(1, 100 * 1000000ull);
+	struct timespec past_them = { 0, 150 * 1000000L };
 
+	run_one(q, 1, 1001, 1000);
+	run_one(q, 1, 1002, 0);
+	expect_marked(q, 1, 0);
+	nanosleep(&past_them, NULL);
+	expect_marked(q, 0, 0);
+	/* Unmarked, 1 is shown cheap by one cheap item. */
+	run_one(q, 1, 1003, 0);
+	run_one(q, 2, 2001, 1000);
+	expect_marked(q, 1, 1);
 	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2002)), 0);
 	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2002);
-	nanosleep(&past_it, NULL);
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
-	/* Sender 1 is light again, so it runs beside sender 2's item. */
-	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1003)), 0);
-	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1003);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 1);
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1004)), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1004);
+	ck_assert_uint_eq(turnqueue_running_held(q), 1);
 	turnqueue_done(q, sender(1), 0);
 	turnqueue_done(q, sender(2), 0);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	ck_assert_uint_eq(turnqueue_running_held(q), 0);
 	turnqueue_free(q);
 }
 END_TEST
 
-START_TEST(without_a_reserve_heavy_senders_are_not_held)
+START_TEST(without_a_reserve_nobody_is_held)
 {
-	/* The costs are still counted, but nobody is marked. */
-	struct turnqueue *q = turnqueue_new(64, 64, true);
+	/* The costs are still counted, but nobody is marked or held. */
+	struct turnqueue *q = one_kept_of_two(0, 60ull * 1000000000);
 
-	turnqueue_bound_running(q, 1);
-	turnqueue_keep_for_light(q, 2, 0, 1000, 60ull * 1000000000);
 	for (int round = 0; round < 2; round++) {
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001 + round)), 0);
 		ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001 + round)), 0);
@@ -388,7 +402,7 @@ START_TEST(without_a_reserve_heavy_senders_are_not_held)
 		turnqueue_done(q, sender(2), 5000);
 	}
 	ck_assert_uint_eq(turnqueue_heavy_items(q), 4);
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), 0);
+	expect_marked(q, 0, 0);
 	turnqueue_free(q);
 }
 END_TEST
@@ -465,7 +479,7 @@ static void mark_producers_heavy(struct turnqueue *q)
 		ck_assert_ptr_nonnull(turnqueue_pop(q, &who));
 		turnqueue_done(q, who, 1000);
 	}
-	ck_assert_uint_eq(turnqueue_heavy_senders(q), PRODUCERS);
+	expect_marked(q, PRODUCERS, 0);
 }
 
 /* PRODUCERS x PER_PRODUCER items through CONSUMERS threads, with a running
@@ -510,7 +524,7 @@ static void run_threads(int cap, bool light)
 	}
 	ck_assert_uint_eq(turnqueue_length(q), 0);
 	ck_assert_uint_eq(turnqueue_running(q), 0);
-	ck_assert_uint_eq(turnqueue_running_heavy(q), 0);
+	ck_assert_uint_eq(turnqueue_running_held(q), 0);
 	turnqueue_free(q);
 }
 
@@ -552,9 +566,9 @@ int main(void)
 	tcase_add_test(tc, free_with_items_running);
 	tcase_add_test(tc, threads_get_every_item_once_in_each_senders_order);
 	tcase_add_test(tc, threads_never_pass_the_running_cap);
-	tcase_add_test(tc, heavy_senders_leave_the_kept_consumer_to_light_ones);
-	tcase_add_test(tc, a_heavy_mark_runs_out);
-	tcase_add_test(tc, without_a_reserve_heavy_senders_are_not_held);
+	tcase_add_test(tc, senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones);
+	tcase_add_test(tc, marks_run_out);
+	tcase_add_test(tc, without_a_reserve_nobody_is_held);
 	tcase_add_test(tc, threads_never_run_heavy_senders_on_the_kept_consumer);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
