@@ -26,7 +26,7 @@ struct bystander_opts {
 	const char *url, *file, *pids;
 	long conns, window, count, interval_ms;
 	double baseline, duration, timeout;
-	long count_flood, count_window, count_filters;
+	long count_flood, count_window, count_filters, count_fresh;
 };
 
 static void bystander_tick(void *arg)
@@ -46,7 +46,8 @@ static int bystander_load(const struct bystander_opts *o, const struct ws_url *u
 	memset(st, 0, sizeof(*st));
 	if (o->count_flood > 0) {
 		struct countflood_cfg cf = { url, (int)o->count_flood, (int)o->count_window,
-					     (int)o->count_filters, o->duration, bystander_tick, meter };
+					     (int)o->count_fresh, (int)o->count_filters, o->duration,
+					     bystander_tick, meter };
 
 		return countflood_run(&cf, cst) ? 1 : 0;
 	}
@@ -81,8 +82,8 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	       hist_max(p->lat[1]) / 1e6, (unsigned long long)hist_count(p->lat[1]),
 	       (unsigned long long)p->lost, (unsigned long long)p->skipped, rate);
 	if (o->count_flood > 0)
-		printf("count flood: %llu COUNTs sent over %ld connections, %llu counted, %llu closed%s%s,"
-		       " %llu unanswered, %.1f/s\n", (unsigned long long)cst->sent, o->count_flood,
+		printf("count flood: %llu COUNTs sent over %d connections, %llu counted, %llu closed%s%s,"
+		       " %llu unanswered, %.1f/s\n", (unsigned long long)cst->sent, cst->conns_opened,
 		       (unsigned long long)cst->counted, (unsigned long long)cst->closed,
 		       cst->closed ? ": " : "", cst->first_closed, (unsigned long long)cst->unanswered,
 		       cst->elapsed_s > 0 ? (double)(cst->counted + cst->closed) / cst->elapsed_s : 0);
@@ -97,6 +98,8 @@ static void bystander_report(const struct bystander_opts *o, const struct probe 
 	report_int(&r, "probe_closed", (int64_t)p->closed);
 	report_int(&r, "probe_worker", p->worker);
 	report_int(&r, "count_flood_conns", o->count_flood);
+	report_int(&r, "count_flood_fresh", o->count_fresh);
+	report_int(&r, "count_flood_conns_opened", cst->conns_opened);
 	report_int(&r, "count_flood_counted", (int64_t)cst->counted);
 	report_int(&r, "count_flood_closed", (int64_t)cst->closed);
 	report_int(&r, "count_flood_unanswered", (int64_t)cst->unanswered);
@@ -149,7 +152,7 @@ static int bystander_go(const struct bystander_opts *o, const struct ws_url *url
 int cmd_bystander(int argc, char **argv)
 {
 	struct bystander_opts o = { "ws://127.0.0.1:7777", "", "", 64, 16, 0, 10, 2, 10, 600,
-				    0, 2, 10 };
+				    0, 2, 10, 0 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "flood with these events (empty: no flood, wait --duration)" },
@@ -164,6 +167,8 @@ int cmd_bystander(int argc, char **argv)
 		  "instead of --file: this many connections send heavy COUNTs for --duration" },
 		{ "count-window", CLI_INT, &o.count_window, "COUNTs in flight per flood connection" },
 		{ "count-filters", CLI_INT, &o.count_filters, "filters per flood COUNT" },
+		{ "count-fresh", CLI_INT, &o.count_fresh,
+		  "1: every flood COUNT on a new connection (count-flood x count-window at once)" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
 	};
 	int rc = cli_parse("Times a cheap REQ every few ms while the relay is flooded.", opts,
@@ -175,10 +180,11 @@ int cmd_bystander(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	if (ws_url_parse(o.url, &url) || usage_parse_pids(&meter, o.pids) || o.conns < 1 ||
 	    o.window < 1 || o.interval_ms < 1 || o.baseline < 0 || o.duration < 0 ||
-	    o.count_flood < 0 || o.count_window < 1 || o.count_filters < 1) {
+	    o.count_flood < 0 || o.count_window < 1 || o.count_filters < 1 || o.count_fresh < 0 ||
+	    o.count_fresh > 1) {
 		fprintf(stderr, "loadgen bystander: bad --url (loopback only), --pids or counts\n");
 		return 2;
 	}
-	fdlimit_raise(o.conns + o.count_flood + 64);
+	fdlimit_raise(o.conns + o.count_flood * (o.count_fresh ? o.count_window : 1) + 64);
 	return bystander_go(&o, &url, &meter);
 }

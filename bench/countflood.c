@@ -18,6 +18,7 @@ struct cf_conn {
 	struct ws_conn *ws;
 	int out;    /* COUNTs sent, not yet answered */
 	bool open, gone;
+	bool closing; /* fresh: answered, to be replaced once closed */
 };
 
 struct countflood {
@@ -27,13 +28,20 @@ struct countflood {
 	size_t msg_tail_len;
 	bool sending;
 	uint64_t first_ns, last_ns;
+	struct ws_loop *loop;
 };
+
+/* COUNTs one connection keeps in flight. */
+static int cf_window(const struct countflood_cfg *cfg)
+{
+	return cfg->fresh ? 1 : cfg->window;
+}
 
 static void cf_send(struct cf_conn *c)
 {
 	struct countflood *f = c->f;
 
-	while (f->sending && c->open && c->out < f->cfg->window) {
+	while (f->sending && c->open && !c->closing && c->out < cf_window(f->cfg)) {
 		char head[48];
 		int n = snprintf(head, sizeof(head), "[\"COUNT\",\"cf%llu\"",
 				 (unsigned long long)f->st->sent);
@@ -75,8 +83,15 @@ static void cf_on_message(struct ws_conn *ws, const char *data, size_t len, void
 	}
 	c->out--;
 	c->f->last_ns = clock_ns();
+	if (c->f->cfg->fresh) {
+		c->closing = true;
+		ws_close(c->ws);
+		return;
+	}
 	cf_send(c);
 }
+
+static const struct ws_handlers cf_handlers;
 
 static void cf_on_close(struct ws_conn *ws, int err, void *ud)
 {
@@ -88,7 +103,14 @@ static void cf_on_close(struct ws_conn *ws, int err, void *ud)
 		c->f->st->conns_lost++;
 	c->open = false;
 	c->gone = true;
+	if (c->closing && c->f->sending) { /* fresh: the next COUNT's connection */
+		c->closing = false;
+		c->ws = ws_connect(c->f->loop, c->f->cfg->url, &cf_handlers, c);
+		c->gone = c->ws == NULL;
+	}
 }
+
+static const struct ws_handlers cf_handlers = { cf_on_open, cf_on_message, cf_on_close };
 
 /* ",{"kinds":[1],"since":0},…]": filters matching nearly every note. */
 static char *cf_tail(int filters, size_t *len)
@@ -118,27 +140,27 @@ static uint64_t cf_out_total(const struct cf_conn *conns, int n)
 
 int countflood_run(const struct countflood_cfg *cfg, struct countflood_stats *out)
 {
-	static const struct ws_handlers h = { cf_on_open, cf_on_message, cf_on_close };
-	struct countflood f = { cfg, out, NULL, 0, true, 0, 0 };
+	struct countflood f = { cfg, out, NULL, 0, true, 0, 0, NULL };
 	struct ws_loop *loop;
 	struct cf_conn *conns;
 	uint64_t start = clock_ns(), stop_ns, give_up_ns, next_tick;
+	int nconns = cfg->fresh ? cfg->conns * cfg->window : cfg->conns;
 
 	memset(out, 0, sizeof(*out));
 	if (cfg->conns < 1 || cfg->window < 1 || cfg->filters < 1 || cfg->duration_s <= 0)
 		return ERR_INVAL;
 	f.msg_tail = cf_tail(cfg->filters, &f.msg_tail_len);
-	conns = calloc((size_t)cfg->conns, sizeof(*conns));
-	loop = ws_loop_new(1 << 20);
+	conns = calloc((size_t)nconns, sizeof(*conns));
+	loop = f.loop = ws_loop_new(1 << 20);
 	if (!f.msg_tail || !conns || !loop) {
 		free(f.msg_tail);
 		free(conns);
 		ws_loop_free(loop);
 		return ERR_NOMEM;
 	}
-	for (int i = 0; i < cfg->conns; i++) {
+	for (int i = 0; i < nconns; i++) {
 		conns[i].f = &f;
-		conns[i].ws = ws_connect(loop, cfg->url, &h, &conns[i]);
+		conns[i].ws = ws_connect(loop, cfg->url, &cf_handlers, &conns[i]);
 		conns[i].gone = conns[i].ws == NULL;
 	}
 	stop_ns = start + (uint64_t)(cfg->duration_s * 1e9);
@@ -148,7 +170,7 @@ int countflood_run(const struct countflood_cfg *cfg, struct countflood_stats *ou
 	for (uint64_t now = clock_ns(); now < give_up_ns; now = clock_ns()) {
 		if (now >= stop_ns)
 			f.sending = false;
-		if (!f.sending && cf_out_total(conns, cfg->conns) == 0)
+		if (!f.sending && cf_out_total(conns, nconns) == 0)
 			break;
 		if (ws_loop_live(loop) == 0)
 			break;
@@ -160,7 +182,7 @@ int countflood_run(const struct countflood_cfg *cfg, struct countflood_stats *ou
 				cfg->tick(cfg->tick_arg);
 		}
 	}
-	for (int i = 0; i < cfg->conns; i++)
+	for (int i = 0; i < nconns; i++)
 		out->unanswered += (uint64_t)conns[i].out;
 	out->elapsed_s = f.last_ns > f.first_ns ? (double)(f.last_ns - f.first_ns) / 1e9 : 0;
 	ws_loop_free(loop);

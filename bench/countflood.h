@@ -7,6 +7,11 @@
  * database, does another client's cheap REQ wait for all of them or for
  * one?  Each COUNT has F filters {"kinds":[1],"since":i}, every one matching
  * nearly every note.  Runs on the calling thread, on a loop of its own.
+ *
+ * fresh: every COUNT on a connection of its own.  C x W connections each
+ * send one COUNT, close once it is answered, and are replaced by a new
+ * one: a relay that tells cheap clients from heavy ones by their history
+ * (stored's query_threads_light) sees only clients it has never met.
  */
 #ifndef BENCH_COUNTFLOOD_H
 #define BENCH_COUNTFLOOD_H
@@ -19,6 +24,7 @@ struct countflood_cfg {
 	const struct ws_url *url;
 	int conns;         /* connections */
 	int window;        /* COUNTs in flight per connection */
+	int fresh;         /* 1: one COUNT per connection, conns x window of them */
 	int filters;       /* filters per COUNT (the relay's max_filters at most) */
 	double duration_s; /* sending stops after this; answers are awaited 15 s more */
 	/* Called about every 100 ms on the flood's thread (NULL: none). */
