@@ -59,7 +59,8 @@ struct turnqueue {
 	size_t held_cap;            /* items of senders not known cheap running at once;
 				     * 0: no consumer kept for cheap ones */
 	size_t running_held;        /* of the running, those of such senders */
-	uint64_t heavy_ns, remember_ns, heavy_items;
+	size_t heavy_items;         /* items that cost heavy_ns or more, ever */
+	uint64_t heavy_ns, remember_ns;
 	uint64_t next_sweep;        /* CLOCK_MONOTONIC ns */
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
@@ -465,12 +466,7 @@ void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap)
 	pthread_mutex_unlock(&q->lock);
 }
 
-uint64_t turnqueue_heavy_items(struct turnqueue *q)
+size_t turnqueue_heavy_items(struct turnqueue *q)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&q->lock);
-	n = q->heavy_items;
-	pthread_mutex_unlock(&q->lock);
-	return n;
+	return turn_read(q, &q->heavy_items);
 }

@@ -96,6 +96,6 @@ size_t turnqueue_running_held(struct turnqueue *q);
  * for statistics). */
 void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap);
 /* Items whose cost reached the heavy threshold, since the queue was made. */
-uint64_t turnqueue_heavy_items(struct turnqueue *q);
+size_t turnqueue_heavy_items(struct turnqueue *q);
 
 #endif
