@@ -23,6 +23,7 @@
 #include "pub.h"
 #include "queue.h"
 #include "stored.h"
+#include "turnqueue.h"
 
 /* Counting rows is cheap but not free: refresh the gauge this often. */
 #define METRICS_COUNT_EVERY 10
@@ -116,6 +117,31 @@ static void metrics_stored(struct metrics *m)
 	metrics_line(b, "relay_search_index_lag", "gauge",
 		     "Events stored whose text the search index does not have yet.", -1,
 		     (double)search_watermark_lag(&m->s->search));
+}
+
+/* The query pool (stored/turnqueue.h): what waits, what runs, and what it
+ * holds to the threads not kept for connections known cheap. */
+static void metrics_query_pool(struct metrics *m)
+{
+	struct turnqueue *q = m->s->query_q;
+	struct buf *b = &m->text;
+	size_t heavy, cheap;
+
+	turnqueue_marked_senders(q, &heavy, &cheap);
+	metrics_line(b, "relay_query_queue", "gauge",
+		     "REQ histories, replays and COUNTs waiting for a query thread.", -1,
+		     (double)turnqueue_length(q));
+	metrics_line(b, "relay_query_running", "gauge", "Query jobs being run.", -1,
+		     (double)turnqueue_running(q));
+	metrics_line(b, "relay_query_running_capped", "gauge",
+		     "Of those, jobs of connections not known cheap (heavy or new).", -1,
+		     (double)turnqueue_running_held(q));
+	metrics_line(b, "relay_query_heavy_connections", "gauge",
+		     "Connections with a query of query_heavy_ms CPU or more in the last 10 s.", -1,
+		     (double)heavy);
+	metrics_line(b, "relay_query_heavy_jobs_total", "counter",
+		     "Query jobs that cost query_heavy_ms of CPU or more.", -1,
+		     (double)turnqueue_heavy_items(q));
 }
 
 struct metrics_field {
@@ -248,6 +274,7 @@ static void metrics_publish(struct metrics *m)
 	buf_reset(&m->json);
 	buf_reset(&m->out);
 	metrics_stored(m);
+	metrics_query_pool(m);
 	metrics_workers(m, &ok, &workers, &conns);
 	metrics_line(&m->text, "relay_workers_connected", "gauge", "Workers connected to stored.", -1,
 		     workers);

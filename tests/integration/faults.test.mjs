@@ -575,6 +575,12 @@ describe("two connections' heavy COUNTs", () => {
     assert.equal(end.query_running, 0);
     assert.equal(end.query_heavy_conns, 2);
     assert.ok(end.query_heavy_jobs >= 2 * sent, `${end.query_heavy_jobs} heavy jobs counted`);
+    /* The same on /metrics (published once a second). */
+    await until(async () => {
+      const body = (await relay.httpGet('/metrics')).body;
+      return metricValue(body, 'relay_query_heavy_jobs_total') >= 2 * sent &&
+        metricValue(body, 'relay_query_heavy_connections') === 2;
+    }, { timeout: 5000, interval: 100, what: 'the heavy jobs and connections on /metrics' });
   });
 });
 
