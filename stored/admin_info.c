@@ -107,6 +107,7 @@ static void admin_query_pool(cJSON *o, struct turnqueue *q)
 	admin__add_u64(o, "query_running_capped", turnqueue_running_held(q));
 	admin__add_u64(o, "query_heavy_conns", heavy);
 	admin__add_u64(o, "query_cheap_conns", cheap);
+	admin__add_u64(o, "query_conns_tracked", turnqueue_slots(q));
 	admin__add_u64(o, "query_heavy_jobs", turnqueue_heavy_items(q));
 }
 

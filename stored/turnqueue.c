@@ -466,6 +466,16 @@ void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap)
 	pthread_mutex_unlock(&q->lock);
 }
 
+size_t turnqueue_slots(struct turnqueue *q)
+{
+	size_t n;
+
+	pthread_mutex_lock(&q->lock);
+	n = hmap_count(&q->senders);
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
 size_t turnqueue_heavy_items(struct turnqueue *q)
 {
 	return turn_read(q, &q->heavy_items);

@@ -95,6 +95,10 @@ size_t turnqueue_running_held(struct turnqueue *q);
 /* Senders marked heavy now, and marked cheap (a walk over every sender:
  * for statistics). */
 void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap);
+/* Senders the queue keeps a slot for (items queued or running, or a mark
+ * that has not run out yet, or one that has and waits for the sweep at
+ * the next push or done, at most a second later): its memory. */
+size_t turnqueue_slots(struct turnqueue *q);
 /* Items whose cost reached the heavy threshold, since the queue was made. */
 size_t turnqueue_heavy_items(struct turnqueue *q);
 

@@ -388,6 +388,28 @@ START_TEST(marks_run_out)
 }
 END_TEST
 
+START_TEST(slots_kept_for_marks_are_swept_once_they_run_out)
+{
+	/* Memory over months: a connection that closed after a query leaves a
+	 * slot for its mark, and the sweep (at most once a second, 64 slots a
+	 * look, again at once after a full one) frees it when the mark ends. */
+	struct turnqueue *q = one_kept_of_two(1, 100 * 1000000ull);
+	struct timespec past_marks = { 1, 100 * 1000000L };
+
+	for (uint64_t conn = 1; conn <= 1000; conn++)
+		run_one(q, conn, conn * 1000 + 1, conn % 2 ? 1000 : 0);
+	expect_marked(q, 500, 500);
+	ck_assert_uint_eq(turnqueue_slots(q), 1000);
+	nanosleep(&past_marks, NULL);
+	/* Each done looks; a full look lets the next one look again. */
+	for (int i = 0; i < 1000 / 64 + 1; i++)
+		run_one(q, 5000, 5000001 + (uintptr_t)i, 0);
+	ck_assert_uint_eq(turnqueue_slots(q), 1); /* 5000's own, marked cheap */
+	expect_marked(q, 0, 1);
+	turnqueue_free(q);
+}
+END_TEST
+
 START_TEST(without_a_reserve_nobody_is_held)
 {
 	/* The costs are still counted, but nobody is marked or held. */
@@ -568,6 +590,7 @@ int main(void)
 	tcase_add_test(tc, threads_never_pass_the_running_cap);
 	tcase_add_test(tc, senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones);
 	tcase_add_test(tc, marks_run_out);
+	tcase_add_test(tc, slots_kept_for_marks_are_swept_once_they_run_out);
 	tcase_add_test(tc, without_a_reserve_nobody_is_held);
 	tcase_add_test(tc, threads_never_run_heavy_senders_on_the_kept_consumer);
 	suite_add_tcase(s, tc);
