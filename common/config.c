@@ -101,9 +101,9 @@ static const struct config_key config_keys[] = {
 	    " that its heavy queries leave a thread to everyone else's (0: no bound)"),
 	U32(query_threads_light, "storage", "1", 0, 63,
 	    "of the query threads, how many are kept for client connections known to be cheap"
-	    " (each REQ history or COUNT of theirs in the last 10 s cost less than query_heavy_ms of"
-	    " CPU); heavy and new connections' queries run on the others (0: none kept; at most"
-	    " query_threads - 1 are)"),
+	    " (a REQ history or COUNT of theirs cost less than query_heavy_ms of CPU in the last 10"
+	    " s, and none more in the last 60 s); heavy and new connections' queries run on the"
+	    " others (0: none kept; at most query_threads - 1 are)"),
 	U32(query_heavy_ms, "storage", "10", 1, 600000,
 	    "CPU milliseconds one REQ history or COUNT may cost before its connection counts as"
 	    " heavy (see query_threads_light)"),

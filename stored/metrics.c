@@ -137,7 +137,7 @@ static void metrics_query_pool(struct metrics *m)
 		     "Of those, jobs of connections not known cheap (heavy or new).", -1,
 		     (double)turnqueue_running_held(q));
 	metrics_line(b, "relay_query_heavy_connections", "gauge",
-		     "Connections with a query of query_heavy_ms CPU or more in the last 10 s.", -1,
+		     "Connections with a query of query_heavy_ms CPU or more in the last 60 s.", -1,
 		     (double)heavy);
 	metrics_line(b, "relay_query_heavy_jobs_total", "counter",
 		     "Query jobs that cost query_heavy_ms of CPU or more.", -1,

@@ -24,10 +24,14 @@ struct stored;
 #define QUERY_CHUNK_BYTES (256 * 1024)
 
 /* How long a connection stays heavy after a query that cost
- * query_heavy_ms of CPU or more (query_threads_light): long enough to
- * span a flood's pauses, short enough that a client which made one dear
- * query is soon served like any other. */
-#define QUERY_HEAVY_MEMORY_MS 10000
+ * query_heavy_ms of CPU or more (query_threads_light), and known cheap
+ * after one that cost less.  The heavy mark lasts longer: a client that
+ * keeps its cheap mark fresh with small REQs gets a kept thread for one
+ * dear query each time its heavy mark runs out, so once a minute, not
+ * every ten seconds; and a client that made one dear query is held only
+ * while heavy clients fill the other threads. */
+#define QUERY_HEAVY_FOR_MS 60000
+#define QUERY_CHEAP_FOR_MS 10000
 
 /* Queues job for the pool, behind the jobs of the connection it answers
  * (stored/turnqueue.h).  Returns NULL once queued (the pool owns it), or

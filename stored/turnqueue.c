@@ -60,7 +60,7 @@ struct turnqueue {
 				     * 0: no consumer kept for cheap ones */
 	size_t running_held;        /* of the running, those of such senders */
 	size_t heavy_items;         /* items that cost heavy_ns or more, ever */
-	uint64_t heavy_ns, remember_ns;
+	uint64_t heavy_ns, heavy_for_ns, cheap_for_ns;
 	uint64_t next_sweep;        /* CLOCK_MONOTONIC ns */
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
@@ -327,15 +327,17 @@ void turnqueue_bound_running(struct turnqueue *q, size_t n)
 	pthread_mutex_unlock(&q->lock);
 }
 
-void turnqueue_keep_for_light(struct turnqueue *q, size_t consumers, size_t reserved,
-			      uint64_t heavy_ns, uint64_t remember_ns)
+void turnqueue_keep_for_light(struct turnqueue *q, const struct turn_reserve *r)
 {
+	size_t reserved = r->reserved;
+
 	pthread_mutex_lock(&q->lock);
-	if (reserved >= consumers)
-		reserved = consumers ? consumers - 1 : 0;
-	q->held_cap = q->turns && reserved ? consumers - reserved : 0;
-	q->heavy_ns = heavy_ns;
-	q->remember_ns = remember_ns;
+	if (reserved >= r->consumers)
+		reserved = r->consumers ? r->consumers - 1 : 0;
+	q->held_cap = q->turns && reserved ? r->consumers - reserved : 0;
+	q->heavy_ns = r->heavy_ns;
+	q->heavy_for_ns = r->heavy_for_ns;
+	q->cheap_for_ns = r->cheap_for_ns;
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -381,9 +383,9 @@ static void turn_count_done(struct turnqueue *q, struct turn_slot *s, uint64_t c
 	}
 	q->heavy_items += heavy;
 	if (q->held_cap && heavy)
-		s->heavy_until = now + q->remember_ns;
+		s->heavy_until = now + q->heavy_for_ns;
 	else if (q->held_cap)
-		s->cheap_until = now + q->remember_ns;
+		s->cheap_until = now + q->cheap_for_ns;
 	/* Its own next item may run now, and so may another held sender's. */
 	if (s->n && (q->running_cap || q->held_cap))
 		turn_wake_one(q);

@@ -62,16 +62,22 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item);
 /* Caps at n the items of one sender popped and not yet done (0: no cap,
  * the default).  Call it before the first pop. */
 void turnqueue_bound_running(struct turnqueue *q, size_t n);
-/* Of consumers (the threads that pop), keeps reserved for senders known
- * cheap: an item whose cost (turnqueue_done()) reaches heavy_ns marks its
- * sender heavy for remember_ns after it ends, one that costs less marks
- * it cheap for as long (a heavy mark wins), and the items of senders
- * without a cheap mark are popped only while fewer than consumers -
- * reserved of them run.  reserved 0 keeps none (the default); at most
- * consumers - 1 are kept.  Call it before the first pop.  No effect
- * without turns. */
-void turnqueue_keep_for_light(struct turnqueue *q, size_t consumers, size_t reserved,
-			      uint64_t heavy_ns, uint64_t remember_ns);
+/* Of consumers (the threads that pop), reserved are kept for senders
+ * known cheap: an item whose cost (turnqueue_done()) reaches heavy_ns marks
+ * its sender heavy for heavy_for_ns after it ends, one that costs less
+ * marks it cheap for cheap_for_ns (a heavy mark wins), and the items of
+ * senders without a cheap mark are popped only while fewer than consumers
+ * - reserved of them run.  A heavy mark should outlast a cheap one: a
+ * sender that keeps its cheap mark fresh between dear items gets the kept
+ * consumers for one dear item each time its heavy mark runs out. */
+struct turn_reserve {
+	size_t consumers, reserved;
+	uint64_t heavy_ns, heavy_for_ns, cheap_for_ns;
+};
+
+/* reserved 0 keeps none (the default); at most consumers - 1 are kept.
+ * Call it before the first pop.  No effect without turns. */
+void turnqueue_keep_for_light(struct turnqueue *q, const struct turn_reserve *r);
 /* Removes the oldest item of the first sender in turn that may run (under
  * the running cap, and known cheap if the consumers not kept are all
  * busy), waiting for one; from is set to its sender.  Returns NULL

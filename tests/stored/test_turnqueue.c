@@ -299,15 +299,18 @@ START_TEST(free_with_items_running)
 }
 END_TEST
 
+#define MS 1000000ull
+
 /* Two consumers, one kept for senders known cheap; an item costing 1000 ns
- * or more marks its sender heavy, one costing less marks it cheap, each
- * for remember_ns. */
-static struct turnqueue *one_kept_of_two(size_t reserved, uint64_t remember_ns)
+ * or more marks its sender heavy for heavy_ms, one costing less marks it
+ * cheap for cheap_ms. */
+static struct turnqueue *one_kept_of_two(size_t reserved, uint64_t heavy_ms, uint64_t cheap_ms)
 {
 	struct turnqueue *q = turnqueue_new(64, 64, true);
 
 	turnqueue_bound_running(q, 1);
-	turnqueue_keep_for_light(q, 2, reserved, 1000, remember_ns);
+	turnqueue_keep_for_light(q, &(struct turn_reserve){ 2, reserved, 1000, heavy_ms * MS,
+							    cheap_ms * MS });
 	return q;
 }
 
@@ -330,7 +333,7 @@ static void expect_marked(struct turnqueue *q, size_t heavy, size_t cheap)
 
 START_TEST(senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones)
 {
-	struct turnqueue *q = one_kept_of_two(1, 60ull * 1000000000);
+	struct turnqueue *q = one_kept_of_two(1, 60000, 60000);
 	pthread_t t;
 	void *got;
 
@@ -364,7 +367,7 @@ END_TEST
 
 START_TEST(marks_run_out)
 {
-	struct turnqueue *q = one_kept_of_two(1, 100 * 1000000ull);
+	struct turnqueue *q = one_kept_of_two(1, 100, 100);
 	struct timespec past_them = { 0, 150 * 1000000L };
 
 	run_one(q, 1, 1001, 1000);
@@ -388,12 +391,30 @@ START_TEST(marks_run_out)
 }
 END_TEST
 
+START_TEST(a_heavy_mark_outlasts_cheap_items)
+{
+	/* Small items between dear ones do not make a sender cheap before its
+	 * heavy mark ends (query.h: QUERY_HEAVY_FOR_MS). */
+	struct turnqueue *q = one_kept_of_two(1, 400, 100);
+	struct timespec pause = { 0, 150 * 1000000L }, rest = { 0, 300 * 1000000L };
+
+	run_one(q, 1, 1001, 1000);
+	nanosleep(&pause, NULL);
+	run_one(q, 1, 1002, 0);
+	expect_marked(q, 1, 0);
+	nanosleep(&rest, NULL); /* 450 ms after the dear item, 300 after the cheap one */
+	run_one(q, 1, 1003, 0);
+	expect_marked(q, 0, 1);
+	turnqueue_free(q);
+}
+END_TEST
+
 START_TEST(slots_kept_for_marks_are_swept_once_they_run_out)
 {
 	/* Memory over months: a connection that closed after a query leaves a
 	 * slot for its mark, and the sweep (at most once a second, 64 slots a
 	 * look, again at once after a full one) frees it when the mark ends. */
-	struct turnqueue *q = one_kept_of_two(1, 100 * 1000000ull);
+	struct turnqueue *q = one_kept_of_two(1, 100, 100);
 	struct timespec past_marks = { 1, 100 * 1000000L };
 
 	for (uint64_t conn = 1; conn <= 1000; conn++)
@@ -413,7 +434,7 @@ END_TEST
 START_TEST(without_a_reserve_nobody_is_held)
 {
 	/* The costs are still counted, but nobody is marked or held. */
-	struct turnqueue *q = one_kept_of_two(0, 60ull * 1000000000);
+	struct turnqueue *q = one_kept_of_two(0, 60000, 60000);
 
 	for (int round = 0; round < 2; round++) {
 		ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1001 + round)), 0);
@@ -495,7 +516,8 @@ static void mark_producers_heavy(struct turnqueue *q)
 {
 	struct turn_sender who;
 
-	turnqueue_keep_for_light(q, CONSUMERS, 1, 1000, 60ull * 1000000000);
+	turnqueue_keep_for_light(q, &(struct turn_reserve){ CONSUMERS, 1, 1000,
+							    60ull * 1000000000, 60ull * 1000000000 });
 	for (uint64_t p = 1; p <= PRODUCERS; p++) {
 		ck_assert_int_eq(turnqueue_push(q, sender(p), ITEM(p * 100000)), 0);
 		ck_assert_ptr_nonnull(turnqueue_pop(q, &who));
@@ -590,6 +612,7 @@ int main(void)
 	tcase_add_test(tc, threads_never_pass_the_running_cap);
 	tcase_add_test(tc, senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones);
 	tcase_add_test(tc, marks_run_out);
+	tcase_add_test(tc, a_heavy_mark_outlasts_cheap_items);
 	tcase_add_test(tc, slots_kept_for_marks_are_swept_once_they_run_out);
 	tcase_add_test(tc, without_a_reserve_nobody_is_held);
 	tcase_add_test(tc, threads_never_run_heavy_senders_on_the_kept_consumer);
