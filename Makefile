@@ -146,17 +146,18 @@ clean:
 # build/bench/idxbench compares an owner thread with a striped subscription index.
 # build/bench/nngping measures one round trip over nng IPC alone.
 # build/bench/sendcost measures one send() to many loopback TCP connections.
+# build/bench/turnstorm pushes a storm of query jobs through stored's turn queue.
 BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c \
-	bench/sendcost.c,\
+	bench/sendcost.c bench/turnstorm.c,\
 	$(wildcard bench/*.c))
 BENCH_OBJ := $(call obj,$(BENCH_SRC))
 $(BENCH_OBJ) $(call obj,bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c \
-	bench/sendcost.c): \
+	bench/sendcost.c bench/turnstorm.c): \
 	CFLAGS += -Werror
 
 .PHONY: bench
 bench: $(BUILD)/bench/loadgen $(BUILD)/bench/storebench $(BUILD)/bench/idxbench \
-	$(BUILD)/bench/nngping $(BUILD)/bench/sendcost
+	$(BUILD)/bench/nngping $(BUILD)/bench/sendcost $(BUILD)/bench/turnstorm
 
 $(BUILD)/bench/loadgen: $(BENCH_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -167,6 +168,10 @@ $(BUILD)/bench/storebench: $(call obj,bench/storebench.c bench/evfile.c) $(STORE
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/bench/idxbench: $(call obj,bench/idxbench.c bench/idxwork.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/bench/turnstorm: $(call obj,bench/turnstorm.c) $(STORED_OBJ) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

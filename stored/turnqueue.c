@@ -223,6 +223,15 @@ static void turn_sweep(struct turnqueue *q, uint64_t now)
 	q->next_sweep = n == TURN_SWEEP_BATCH ? now : now + TURN_SWEEP_NS;
 }
 
+/* Whether s's first item may be popped now: s is under the running cap,
+ * and known cheap or the consumers not kept are not all busy. */
+static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s, uint64_t now)
+{
+	if (q->running_cap && s->running >= q->running_cap)
+		return false;
+	return q->running_held < q->held_cap || !turn_held(q, s, now);
+}
+
 int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 {
 	struct turn_item *it = malloc(sizeof(*it));
@@ -255,7 +264,13 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		s->tail = it;
 		s->n++;
 		q->count++;
-		turn_wake_one(q);
+		/* An item that may not run yet wakes no one: it becomes runnable
+		 * in turnqueue_done(), which wakes a consumer for it.  Waking one
+		 * anyway would have it walk every waiting sender for nothing, and
+		 * after a stored restart each of thousands of connections' resumes
+		 * is such an item (none of them known cheap yet). */
+		if (turn_may_run(q, s, now))
+			turn_wake_one(q);
 	}
 	if (rc && s)
 		turn_slot_release(q, s, now); /* made for this push, or kept */
@@ -263,13 +278,6 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 	if (rc)
 		free(it);
 	return rc;
-}
-
-static bool turn_may_run(const struct turnqueue *q, const struct turn_slot *s, uint64_t now)
-{
-	if (q->running_cap && s->running >= q->running_cap)
-		return false;
-	return q->running_held < q->held_cap || !turn_held(q, s, now);
 }
 
 /* The first sender in the turn order that may run, and the one before it
