@@ -353,11 +353,14 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 {
 	struct turn_slot *s, *before;
 	void *item = NULL;
+	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
 	/* A mark that runs out while a consumer waits does not wake it; the
-	 * next push or done does, and looks again. */
-	while (!(s = turn_next_runnable(q, turn_now(q), &before)) &&
+	 * next push or done does, and looks again.  The take below uses the
+	 * same now as the look, so a mark running out in between cannot count
+	 * an item as held that was let run as cheap (running_held past its cap). */
+	while (!(s = turn_next_runnable(q, now = turn_now(q), &before)) &&
 	       !(q->closed && q->count == 0)) {
 		struct turn_waiter w = { .next = q->idle };
 
@@ -370,7 +373,7 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	if (s) {
 		if (from)
 			*from = s->who;
-		item = turn_take_locked(q, s, before, turn_now(q));
+		item = turn_take_locked(q, s, before, now);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return item;
