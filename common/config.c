@@ -59,7 +59,9 @@ static const struct config_key config_keys[] = {
 	U32(max_limit, "limits", "500", 1, 100000, "largest limit honoured; larger ones are clamped"),
 	U32(max_subid_length, "limits", "64", 1, 64, "longest subscription id"),
 	U32(max_event_tags, "limits", "2000", 1, 100000, "tags per event"),
-	U32(max_content_bytes, "limits", "65536", 1, 16777216, "bytes of event content"),
+	U32(max_content_length, "limits", "65536", 1, 16777216,
+	    "characters of event content (NIP-11 counts characters; a character is 1-4 bytes,"
+	    " and max_message_bytes bounds the whole message)"),
 	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
 	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
 	    "bytes queued to one slow client before it is dropped"),
@@ -178,11 +180,31 @@ static const struct config_key config_keys[] = {
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
 
+/* Keys renamed since a release: the old name in a config file still sets
+ * the new key, with a warning, so an upgrade does not refuse to start. */
+static const struct config_rename {
+	const char *old_name, *name, *why;
+} config_renames[] = {
+	{ "max_content_bytes", "max_content_length",
+	  "it counts characters now, as NIP-11 does, not bytes" },
+};
+
 static const struct config_key *config_find(const char *name)
 {
 	for (size_t i = 0; i < CONFIG_NKEYS; i++)
 		if (strcmp(config_keys[i].name, name) == 0)
 			return &config_keys[i];
+	return NULL;
+}
+
+static const struct config_key *config_find_renamed(const char *old_name)
+{
+	for (size_t i = 0; i < sizeof(config_renames) / sizeof(config_renames[0]); i++)
+		if (strcmp(config_renames[i].old_name, old_name) == 0) {
+			log_warnx("config: '%s' is now '%s' (%s)", old_name, config_renames[i].name,
+				  config_renames[i].why);
+			return config_find(config_renames[i].name);
+		}
 	return NULL;
 }
 
@@ -227,6 +249,8 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
 {
 	const struct config_key *k = config_find(key);
 
+	if (!k)
+		k = config_find_renamed(key);
 	if (!k) {
 		snprintf(err, err_len, "unknown key '%s'", key);
 		return ERR_CONFIG;

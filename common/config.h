@@ -40,7 +40,7 @@ struct config {
 	uint32_t max_limit;
 	uint32_t max_subid_length;
 	uint32_t max_event_tags;
-	uint32_t max_content_bytes;
+	uint32_t max_content_length; /* characters */
 	uint32_t max_filter_values;
 	uint32_t max_outbound_bytes;
 	uint32_t held_deliveries;

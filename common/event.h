@@ -74,7 +74,7 @@ int event_set_content(struct event *ev, const char *content, uint32_t len);
 struct event_limits {
 	uint32_t max_tags;         /* number of tags */
 	uint32_t max_tag_value;    /* bytes in any one tag element */
-	uint32_t max_content;      /* bytes of content */
+	uint32_t max_content;      /* characters of content (NIP-11) */
 	int64_t now;               /* seconds; used with the two windows below */
 	int64_t max_past_seconds;  /* created_at older than now - this is refused */
 	int64_t max_future_seconds;/* created_at newer than now + this is refused */

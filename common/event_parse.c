@@ -33,6 +33,7 @@
 #include "err.h"
 #include "hex.h"
 #include "jsonstr.h"
+#include "utf8.h"
 
 /* The largest created_at accepted: every integer up to it is exact in the
  * double cJSON stores, so we re-serialize exactly the number that was sent.
@@ -223,8 +224,11 @@ static int parse_content(struct parse_state *st, const struct event_limits *lim)
 	if (!cJSON_IsString(content) || !content->valuestring)
 		return parse_fail(st, ERR_INVAL, "invalid: content must be a string");
 	len = strlen(content->valuestring);
-	if (lim->max_content && len > lim->max_content)
-		return parse_fail(st, ERR_TOOBIG, "invalid: content too long (max %u bytes)",
+	/* No text has more characters than bytes, so only a content longer
+	 * in bytes than the limit needs its characters counted. */
+	if (lim->max_content && len > lim->max_content &&
+	    utf8_chars(content->valuestring, len) > lim->max_content)
+		return parse_fail(st, ERR_TOOBIG, "invalid: content too long (max %u characters)",
 				  lim->max_content);
 	st->text_bytes += len;
 	return 0;

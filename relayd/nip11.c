@@ -30,7 +30,7 @@ static cJSON *nip11_limitation(const struct config *cfg, const struct policy_sta
 	cJSON_AddNumberToObject(lim, "default_limit", cfg->max_limit);
 	cJSON_AddNumberToObject(lim, "max_subid_length", cfg->max_subid_length);
 	cJSON_AddNumberToObject(lim, "max_event_tags", cfg->max_event_tags);
-	cJSON_AddNumberToObject(lim, "max_content_length", cfg->max_content_bytes);
+	cJSON_AddNumberToObject(lim, "max_content_length", cfg->max_content_length);
 	if (cfg->created_at_max_past)
 		cJSON_AddNumberToObject(lim, "created_at_lower_limit", (double)cfg->created_at_max_past);
 	if (cfg->created_at_max_future)

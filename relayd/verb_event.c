@@ -52,7 +52,7 @@ static void verb_event_limits(const struct relayd *r, struct event_limits *lim)
 {
 	lim->max_tags = relayd_cfg(r)->max_event_tags;
 	lim->max_tag_value = relayd_cfg(r)->max_message_bytes;
-	lim->max_content = relayd_cfg(r)->max_content_bytes;
+	lim->max_content = relayd_cfg(r)->max_content_length;
 	lim->now = (int64_t)time(NULL);
 	lim->max_past_seconds = relayd_cfg(r)->created_at_max_past;
 	lim->max_future_seconds = relayd_cfg(r)->created_at_max_future;

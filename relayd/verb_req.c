@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../common/filter.h"
+#include "../common/utf8.h"
 #include "../proto/msg.h"
 #include "auth.h"
 #include "ingress.h"
@@ -19,17 +20,6 @@
 #include "mailbox.h"
 #include "relayd.h"
 #include "verbs.h"
-
-/* Characters (UTF-8 code points) in s: NIP-01 limits sub ids in characters. */
-static size_t verb_utf8_length(const char *s, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
-}
 
 /* Checks the sub id; on failure answers and returns NULL. */
 static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
@@ -43,7 +33,7 @@ static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
 		return NULL;
 	}
 	*len = strlen(sub->valuestring);
-	chars = verb_utf8_length(sub->valuestring, *len);
+	chars = utf8_chars(sub->valuestring, *len); /* NIP-01 counts characters */
 	if (chars == 0 || chars > relayd_cfg(v->r)->max_subid_length) {
 		snprintf(why, sizeof(why), "invalid: the subscription id must have 1 to %u characters",
 			 relayd_cfg(v->r)->max_subid_length);

@@ -60,7 +60,7 @@ static const struct key_case keys[] = {
 	U(max_limit, "500", 1, 100000, "5000"),
 	U(max_subid_length, "64", 1, 64, "32"),
 	U(max_event_tags, "2000", 1, 100000, "2500"),
-	U(max_content_bytes, "65536", 1, 16777216, "1000"),
+	U(max_content_length, "65536", 1, 16777216, "1000"),
 	U(max_filter_values, "1000", 1, 100000, "10"),
 	U(max_outbound_bytes, "8388608", 65536, 1073741824, "1048576"),
 	I(created_at_max_future, "900", 0, 315360000, "0"),
@@ -286,6 +286,20 @@ START_TEST(test_unknown_key)
 	/* Keys are case-sensitive. */
 	ck_assert_int_eq(load_text("Port = 80\n", &cfg, err, sizeof(err)), ERR_CONFIG);
 	expect_in(err, ":1: unknown key 'Port'");
+}
+END_TEST
+
+/* A config written for an earlier release still starts the relay: the old
+ * name sets the new key (with a warning), and is refused out of range. */
+START_TEST(test_renamed_key_still_read)
+{
+	struct config cfg;
+	char err[256];
+
+	ck_assert_int_eq(load_text("max_content_bytes = 1234\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_uint_eq(cfg.max_content_length, 1234);
+	ck_assert_int_eq(load_text("max_content_bytes = 0\n", &cfg, err, sizeof(err)), ERR_CONFIG);
+	expect_in(err, "'max_content_bytes' must be an integer from 1 to 16777216");
 }
 END_TEST
 
@@ -614,6 +628,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_non_numeric);
 	tcase_add_test(tc, test_string_too_long);
 	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_renamed_key_still_read);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("file");
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);

@@ -537,14 +537,16 @@ END_TEST
 
 START_TEST(test_limit_content)
 {
-	/* Vector 1's decoded content is 63 bytes (é is 2, the emoji 4). */
-	struct event_limits lim = { .max_content = 63 };
+	/* Vector 1's decoded content is 63 bytes and 59 characters (é is 2
+	 * bytes, the emoji 4): NIP-11's max_content_length counts characters. */
+	struct event_limits lim = { .max_content = 59 };
 	char reason[128];
 
 	ck_assert_int_eq(parse_limited(vectors[1], &lim, reason), 0);
-	lim.max_content = 62;
+	ck_assert_int_eq(parse_limited(vector1_escaped, &lim, reason), 0);
+	lim.max_content = 58;
 	ck_assert_int_eq(parse_limited(vectors[1], &lim, reason), ERR_TOOBIG);
-	ck_assert_str_eq(reason, "invalid: content too long (max 62 bytes)");
+	ck_assert_str_eq(reason, "invalid: content too long (max 58 characters)");
 	ck_assert_int_eq(parse_limited(vector1_escaped, &lim, reason), ERR_TOOBIG);
 }
 END_TEST

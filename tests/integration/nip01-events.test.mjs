@@ -12,7 +12,7 @@ import {
 } from './lib/client.mjs';
 
 const LIMITS = {
-  max_content_bytes: 1024,
+  max_content_length: 1024,
   max_event_tags: 5,
   created_at_max_future: 900,
   created_at_max_past: 3600,
@@ -49,8 +49,10 @@ describe('NIP-01 events', () => {
       ['tags with several values', { tags: [['e', 'a'.repeat(64), 'wss://x', 'reply'], ['t', 'nostr'], ['custom-tag', 'x', 'y']] }],
       ['kind 0', { kind: 0, content: '{"name":"a"}' }],
       ['kind 65535 (largest)', { kind: 65535 }],
-      ['content of exactly max_content_bytes ASCII bytes', { content: 'a'.repeat(1024) }],
-      ['content of exactly max_content_bytes as 512 two-byte characters', { content: 'é'.repeat(512) }],
+      ['content of exactly max_content_length ASCII characters', { content: 'a'.repeat(1024) }],
+      /* NIP-11 counts characters: 2,048 and 4,096 bytes, still 1,024 characters */
+      ['content of exactly max_content_length two-byte characters', { content: 'é'.repeat(1024) }],
+      ['content of exactly max_content_length four-byte characters', { content: '😀'.repeat(1024) }],
       ['exactly max_event_tags tags', { tags: [['t', '1'], ['t', '2'], ['t', '3'], ['t', '4'], ['t', '5']] }],
       ['created_at 800 s in the future (limit 900)', { created_at: now() + 800 }],
       ['created_at 3500 s in the past (limit 3600)', { created_at: now() - 3500 }],
@@ -139,8 +141,8 @@ describe('NIP-01 events', () => {
     const LIMIT_BREAKERS = [
       ['kind 65536', () => ({ kind: 65536 })],
       ['kind -1', () => ({ kind: -1 })],
-      ['content one byte over max_content_bytes', () => ({ content: 'a'.repeat(1025) })],
-      ['content over max_content_bytes in bytes, not characters', () => ({ content: 'é'.repeat(513) })],
+      ['content one character over max_content_length', () => ({ content: 'a'.repeat(1025) })],
+      ['content one two-byte character over max_content_length', () => ({ content: 'é'.repeat(1025) })],
       ['one tag more than max_event_tags', () => ({ tags: [['t', '1'], ['t', '2'], ['t', '3'], ['t', '4'], ['t', '5'], ['t', '6']] })],
       ['created_at 1000 s in the future (limit 900)', () => ({ created_at: now() + 1000 })],
       ['created_at 3700 s in the past (limit 3600)', () => ({ created_at: now() - 3700 })],

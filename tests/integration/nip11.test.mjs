@@ -21,7 +21,7 @@ const LIMITS = [
   ['max_limit', 'max_limit', 123, 500],
   ['max_subid_length', 'max_subid_length', 40, 64],
   ['max_event_tags', 'max_event_tags', 150, 2000],
-  ['max_content_bytes', 'max_content_length', 5000, 65536],
+  ['max_content_length', 'max_content_length', 5000, 65536],
   ['created_at_max_future', 'created_at_upper_limit', 600, 900],
 ];
 

@@ -1,0 +1,19 @@
+/*
+ * utf8.h - counting characters as Nostr's limits count them.
+ *
+ * NIP-01 limits a subscription id to 64 characters and NIP-11's
+ * max_content_length counts characters of an event's content; a character
+ * is one UTF-8 code point, 1 to 4 bytes.
+ */
+#ifndef COMMON_UTF8_H
+#define COMMON_UTF8_H
+
+#include <stddef.h>
+
+/* Code points in the len bytes at s: the bytes that do not continue a
+ * sequence (10xxxxxx).  The text is UTF-8 already (a websocket text frame
+ * is checked, and the JSON reader writes escapes as UTF-8), so this does not
+ * validate it. */
+size_t utf8_chars(const char *s, size_t len);
+
+#endif
