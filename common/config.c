@@ -109,6 +109,10 @@ static const struct config_key config_keys[] = {
 	U32(query_heavy_ms, "storage", "10", 1, 600000,
 	    "CPU milliseconds one REQ history or COUNT may cost before its connection counts as"
 	    " heavy (see query_threads_light)"),
+	U32(query_nice, "storage", "5", 0, 19,
+	    "nice value of the query threads not kept for cheap connections, which run the heavy"
+	    " and new ones' queries (and cheap ones while the kept threads are busy): a cheap REQ"
+	    " then gets a core before heavy queries when the CPU is short (0: same priority)"),
 	U32(query_turns, "storage", "1", 0, 1,
 	    "1: the query threads take each client connection's jobs in turn (0: first come, first"
 	    " served, only for the design comparison in bench/RESULTS.md)"),

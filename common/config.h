@@ -59,6 +59,7 @@ struct config {
 	uint32_t query_threads_per_conn; /* of the query threads, one connection's at once */
 	uint32_t query_threads_light;    /* of the query threads, kept for cheap connections */
 	uint32_t query_heavy_ms;         /* CPU of one query that makes its connection heavy */
+	uint32_t query_nice;             /* nice of the query threads not kept for cheap ones */
 	uint32_t query_turns;     /* 1: each connection's queries in turn (turnqueue.h) */
 	uint32_t query_time_limit_ms;
 	char db_synchronous[16];

@@ -123,7 +123,7 @@ static void stored_init(struct stored *s, const char *config_path)
 		log_warnx("query_threads_light (%u) is not below query_threads (%u): %u kept",
 			  s->cfg.query_threads_light, s->cfg.query_threads, s->cfg.query_threads - 1);
 	turnqueue_keep_for_light(s->query_q, &(struct turn_reserve){
-		s->cfg.query_threads, s->cfg.query_threads_light,
+		s->cfg.query_threads, query_threads_kept(&s->cfg),
 		(uint64_t)s->cfg.query_heavy_ms * 1000000, (uint64_t)QUERY_HEAVY_FOR_MS * 1000000,
 		(uint64_t)QUERY_CHEAP_FOR_MS * 1000000 });
 }

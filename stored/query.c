@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../common/deadline.h"
+#include "../common/prio.h"
 #include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
@@ -31,6 +32,7 @@
 
 struct query_worker {
 	struct stored *s;
+	bool light; /* kept for connections known cheap (query_threads_light) */
 	sqlite3 *db;
 	struct stmt_cache *stmts; /* history statements, by text */
 	/* The current job's pending chunk. */
@@ -333,9 +335,15 @@ static void *query_main(void *arg)
 	struct query_job *job;
 	struct turn_sender from;
 
-	pthread_setname_np(pthread_self(), "query"); /* for top -H, perf */
+	/* Named for top -H and perf; the kept threads keep the priority of the
+	 * threads that answer clients, the others run at query_nice, so that
+	 * heavy queries let a cheap REQ have a core (turnqueue_pop_light()). */
+	pthread_setname_np(pthread_self(), q->light ? "query-light" : "query");
+	if (!q->light)
+		prio_set_this_thread((int)q->s->cfg.query_nice);
 	slice_set_this_thread(q->s->cfg.request_slice_us);
-	while ((job = turnqueue_pop(q->s->query_q, &from))) {
+	while ((job = q->light ? turnqueue_pop_light(q->s->query_q, &from)
+			       : turnqueue_pop(q->s->query_q, &from))) {
 		uint64_t cpu = query_thread_cpu_ns();
 
 		query_run(q, job);
@@ -351,14 +359,24 @@ static void *query_main(void *arg)
 	return NULL;
 }
 
+size_t query_threads_kept(const struct config *cfg)
+{
+	size_t n = cfg->query_threads;
+
+	return cfg->query_threads_light < n ? cfg->query_threads_light : n - 1;
+}
+
 int query_start(struct stored *s, pthread_t *threads, size_t n)
 {
+	size_t kept = query_threads_kept(&s->cfg);
+
 	for (size_t i = 0; i < n; i++) {
 		struct query_worker *q = calloc(1, sizeof(*q));
 
 		if (!q)
 			return ERR_NOMEM;
 		q->s = s;
+		q->light = i < kept;
 		q->cap = 256;
 		q->events = calloc(q->cap, sizeof(*q->events));
 		if (!q->events || db_open(s->db_path, false, NULL, &q->db) ||

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/config.h"
+
 struct filter;
 struct query_job;
 struct stored;
@@ -39,7 +41,15 @@ struct stored;
  * full for that connection (the job stays the caller's). */
 const char *query_submit(struct stored *s, struct query_job *job);
 
-/* Starts n threads.  Returns 0 or ERR_DB / ERR_NOMEM. */
+/* Of the query_threads, those kept for connections known cheap:
+ * query_threads_light, at most query_threads - 1 (one at least must take
+ * heavy and new connections' queries). */
+size_t query_threads_kept(const struct config *cfg);
+
+/* Starts n threads (query_threads): the first query_threads_kept() take
+ * only cheap connections' jobs at the priority of the threads that answer
+ * clients, the others any job at nice query_nice.  Returns 0 or ERR_DB /
+ * ERR_NOMEM. */
 int query_start(struct stored *s, pthread_t *threads, size_t n);
 
 /* True if any of the filters is a NIP-50 search this relay serves: it

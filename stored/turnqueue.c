@@ -48,9 +48,14 @@ struct turn_waiter {
 	bool woken;
 };
 
+/* Which consumers an item may go to: a kept one (turnqueue_pop_light())
+ * takes only the items of senders known cheap. */
+enum turn_class { TURN_ANY, TURN_LIGHT };
+
 struct turnqueue {
 	pthread_mutex_t lock;
 	struct turn_waiter *idle;   /* the last consumer to wait first */
+	struct turn_waiter *idle_light; /* the same, of the kept consumers */
 	struct hmap senders;        /* key -> struct turn_slot */
 	struct turn_slot *turn_head, *turn_tail;
 	size_t capacity, per_sender, count;
@@ -137,14 +142,15 @@ static void turn_key(uint8_t key[10], struct turn_sender from)
 		key[2 + i] = (uint8_t)(from.conn_id >> (8 * i));
 }
 
-/* Wakes the consumer that waited last, if any.  The caller holds the lock. */
-static void turn_wake_one(struct turnqueue *q)
+/* Wakes the consumer of *stack that waited last, if any.  The caller holds
+ * the lock. */
+static void turn_wake_one(struct turn_waiter **stack)
 {
-	struct turn_waiter *w = q->idle;
+	struct turn_waiter *w = *stack;
 
 	if (!w)
 		return;
-	q->idle = w->next;
+	*stack = w->next;
 	w->woken = true;
 	pthread_cond_signal(&w->wake);
 }
@@ -152,7 +158,19 @@ static void turn_wake_one(struct turnqueue *q)
 static void turn_wake_all(struct turnqueue *q)
 {
 	while (q->idle)
-		turn_wake_one(q);
+		turn_wake_one(&q->idle);
+	while (q->idle_light)
+		turn_wake_one(&q->idle_light);
+}
+
+/* Wakes a consumer for s's first item: a kept one if s is known cheap and
+ * one waits (it runs at the higher priority), else any other. */
+static void turn_wake_for(struct turnqueue *q, const struct turn_slot *s, uint64_t now)
+{
+	if (q->idle_light && !turn_held(q, s, now))
+		turn_wake_one(&q->idle_light);
+	else
+		turn_wake_one(&q->idle);
 }
 
 static void turn_append(struct turnqueue *q, struct turn_slot *s)
@@ -270,7 +288,7 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
 		 * after a stored restart each of thousands of connections' resumes
 		 * is such an item (none of them known cheap yet). */
 		if (turn_may_run(q, s, now))
-			turn_wake_one(q);
+			turn_wake_for(q, s, now);
 	}
 	if (rc && s)
 		turn_slot_release(q, s, now); /* made for this push, or kept */
@@ -286,11 +304,11 @@ int turnqueue_push(struct turnqueue *q, struct turn_sender from, void *item)
  * while their consumers are all busy, and then the walk is as long as
  * those waiting, a pointer step each. */
 static struct turn_slot *turn_next_runnable(struct turnqueue *q, uint64_t now,
-					    struct turn_slot **before)
+					    enum turn_class class, struct turn_slot **before)
 {
 	*before = NULL;
 	for (struct turn_slot *s = q->turn_head; s; *before = s, s = s->next_turn)
-		if (turn_may_run(q, s, now))
+		if (turn_may_run(q, s, now) && (class == TURN_ANY || !turn_held(q, s, now)))
 			return s;
 	return NULL;
 }
@@ -349,8 +367,9 @@ void turnqueue_keep_for_light(struct turnqueue *q, const struct turn_reserve *r)
 	pthread_mutex_unlock(&q->lock);
 }
 
-void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
+static void *turn_pop(struct turnqueue *q, struct turn_sender *from, enum turn_class class)
 {
+	struct turn_waiter **stack = class == TURN_LIGHT ? &q->idle_light : &q->idle;
 	struct turn_slot *s, *before;
 	void *item = NULL;
 	uint64_t now;
@@ -360,12 +379,18 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	 * next push or done does, and looks again.  The take below uses the
 	 * same now as the look, so a mark running out in between cannot count
 	 * an item as held that was let run as cheap (running_held past its cap). */
-	while (!(s = turn_next_runnable(q, now = turn_now(q), &before)) &&
+	while (!(s = turn_next_runnable(q, now = turn_now(q), class, &before)) &&
 	       !(q->closed && q->count == 0)) {
-		struct turn_waiter w = { .next = q->idle };
+		struct turn_waiter w = { .next = *stack };
+		struct turn_slot *other;
 
+		/* A sender's cheap mark can run out between the push that woke a
+		 * kept consumer and its look: the item is then for the others,
+		 * and one of them must hear of it. */
+		if (class == TURN_LIGHT && q->idle && turn_next_runnable(q, now, TURN_ANY, &other))
+			turn_wake_one(&q->idle);
 		pthread_cond_init(&w.wake, NULL);
-		q->idle = &w;
+		*stack = &w;
 		while (!w.woken) /* only a waker takes w off the stack */
 			pthread_cond_wait(&w.wake, &q->lock);
 		pthread_cond_destroy(&w.wake);
@@ -377,6 +402,16 @@ void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
 	}
 	pthread_mutex_unlock(&q->lock);
 	return item;
+}
+
+void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from)
+{
+	return turn_pop(q, from, TURN_ANY);
+}
+
+void *turnqueue_pop_light(struct turnqueue *q, struct turn_sender *from)
+{
+	return turn_pop(q, from, TURN_LIGHT);
 }
 
 /* Counts s's finished item, and marks s heavy or cheap by its cost. */
@@ -397,11 +432,12 @@ static void turn_count_done(struct turnqueue *q, struct turn_slot *s, uint64_t c
 		s->heavy_until = now + q->heavy_for_ns;
 	else if (q->held_cap)
 		s->cheap_until = now + q->cheap_for_ns;
-	/* Its own next item may run now, and so may another held sender's. */
+	/* Its own next item may run now, and so may another held sender's
+	 * (on a consumer not kept). */
 	if (s->n && (q->running_cap || q->held_cap))
-		turn_wake_one(q);
+		turn_wake_for(q, s, now);
 	if (was_held && q->count)
-		turn_wake_one(q);
+		turn_wake_one(&q->idle);
 }
 
 void turnqueue_done(struct turnqueue *q, struct turn_sender from, uint64_t cost_ns)

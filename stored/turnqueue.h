@@ -83,6 +83,13 @@ void turnqueue_keep_for_light(struct turnqueue *q, const struct turn_reserve *r)
  * busy), waiting for one; from is set to its sender.  Returns NULL
  * once the queue is closed and empty. */
 void *turnqueue_pop(struct turnqueue *q, struct turn_sender *from);
+/* The same for one of the kept consumers: it takes only the items of
+ * senders known cheap, and is woken first for them.  Run that many
+ * consumers with it and the rest with turnqueue_pop(), and the kept ones
+ * can have a CPU priority of their own: the query pool lowers the others',
+ * so that a cheap REQ gets a core before the heavy jobs running beside it,
+ * not only a thread.  Without a reserve it takes any item. */
+void *turnqueue_pop_light(struct turnqueue *q, struct turn_sender *from);
 /* The consumer has finished an item that turnqueue_pop() gave it from
  * this sender, at a cost of cost_ns (the query pool gives the thread's CPU
  * time): the sender may have another worked on.  Every popped item needs

@@ -28,6 +28,8 @@
  *     and relay_worker_lane_refused_total counts exactly those;
  *   - verify_nice lowers the priority of the lane threads ("lane0") only,
  *     not of the express thread ("express0") or the rest of the worker;
+ *     query_nice that of stored's query threads not kept for cheap
+ *     connections ("query"), not of the kept one ("query-light");
  *   - request_slice_us gives the request path's threads (relayd's loop,
  *     express, link and nng threads; stored's rpc, bcast, query and nng
  *     threads) that scheduler slice and leaves the lane, writer and
@@ -308,6 +310,18 @@ describe('verify_nice = 7', () => {
   });
 });
 
+describe('query_nice = 9', () => {
+  const relay = useRelay({ workers: 1, config: { query_threads: 3, query_threads_light: 1, query_nice: 9 } });
+
+  it('lowers the query threads not kept for cheap connections only', () => {
+    const nices = threadsOf(relay.pid('stored'), niceOf);
+    assert.deepEqual(nices.query, [9, 9]);
+    assert.deepEqual(nices['query-light'], [0], 'the kept thread answers cheap REQs at full priority');
+    assert.deepEqual(nices.rpc, [0]);
+    assert.deepEqual(nices.bcast, [0]);
+  });
+});
+
 /* se.slice of a thread in ns, from its sched file (null where the kernel
  * reports none, before Linux 6.6). */
 function sliceOf(dir) {
@@ -330,7 +344,7 @@ describe('request_slice_us = 300', { skip: !customSlices && 'the kernel has no c
     const stored = threadsOf(relay.pid('stored'), sliceOf);
     for (const name of ['relayd', 'express0', 'link-reply', 'link-sub', 'nng:task', 'nng:poll:epoll'])
       assert.deepEqual([...new Set(worker[name])], [300000], `relayd ${name}`);
-    for (const name of ['rpc', 'bcast', 'query', 'nng:task'])
+    for (const name of ['rpc', 'bcast', 'query', 'query-light', 'nng:task'])
       assert.deepEqual([...new Set(stored[name])], [300000], `stored ${name}`);
     assert.ok(!worker.lane0.includes(300000), 'the lane keeps the default');
     assert.ok(!stored.writer.includes(300000), 'the writer keeps the default');

@@ -166,6 +166,11 @@ static void *pop_one(void *arg)
 	return turnqueue_pop(arg, NULL);
 }
 
+static void *pop_one_light(void *arg)
+{
+	return turnqueue_pop_light(arg, NULL);
+}
+
 /* A thread blocked in turnqueue_pop() by now (it had 50 ms to get there). */
 static pthread_t waiting_consumer(struct turnqueue *q)
 {
@@ -173,6 +178,17 @@ static pthread_t waiting_consumer(struct turnqueue *q)
 	pthread_t t;
 
 	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	nanosleep(&pause, NULL);
+	return t;
+}
+
+/* The same in turnqueue_pop_light(): a consumer kept for cheap senders. */
+static pthread_t waiting_kept_consumer(struct turnqueue *q)
+{
+	struct timespec pause = { 0, 50 * 1000000L };
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, pop_one_light, q), 0);
 	nanosleep(&pause, NULL);
 	return t;
 }
@@ -365,6 +381,69 @@ START_TEST(senders_not_known_cheap_leave_the_kept_consumer_to_cheap_ones)
 }
 END_TEST
 
+START_TEST(a_kept_consumer_takes_only_cheap_senders_items)
+{
+	struct turnqueue *q = one_kept_of_two(1, 60000, 60000);
+	pthread_t kept;
+	void *got;
+
+	run_one(q, 3, 3001, 999); /* 3 is cheap */
+	run_one(q, 1, 1001, 1000); /* 1 is heavy */
+	kept = waiting_kept_consumer(q);
+	/* Neither a heavy sender's item nor a new one's wakes it, though the
+	 * other consumer is free to take them. */
+	ck_assert_int_eq(turnqueue_push(q, sender(1), ITEM(1002)), 0);
+	ck_assert_int_eq(turnqueue_push(q, sender(2), ITEM(2001)), 0);
+	ck_assert(still_waiting(kept));
+	ck_assert_uint_eq(turnqueue_length(q), 2);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3002)), 0);
+	pthread_join(kept, &got);
+	ck_assert_uint_eq(VALUE(got), 3002);
+	turnqueue_done(q, sender(3), 0);
+	/* With its items gone, a kept consumer asked again waits, and the
+	 * others take the held items in turn. */
+	kept = waiting_kept_consumer(q);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 1002);
+	turnqueue_done(q, sender(1), 0);
+	ck_assert_uint_eq(VALUE(turnqueue_pop(q, NULL)), 2001);
+	turnqueue_done(q, sender(2), 0);
+	ck_assert(still_waiting(kept));
+	turnqueue_close(q);
+	pthread_join(kept, &got);
+	ck_assert_ptr_null(got);
+	turnqueue_free(q);
+}
+END_TEST
+
+START_TEST(a_cheap_senders_item_wakes_a_kept_consumer_first)
+{
+	struct turnqueue *q = one_kept_of_two(1, 60000, 60000);
+	pthread_t kept, other;
+	void *got;
+
+	run_one(q, 3, 3001, 999); /* 3 is cheap */
+	/* The other consumer waited last, so plain turns would wake it. */
+	kept = waiting_kept_consumer(q);
+	other = waiting_consumer(q);
+	ck_assert_int_eq(turnqueue_push(q, sender(3), ITEM(3002)), 0);
+	pthread_join(kept, &got);
+	ck_assert_uint_eq(VALUE(got), 3002);
+	ck_assert(still_waiting(other));
+	turnqueue_done(q, sender(3), 0);
+	/* A new sender's item goes to the other, with a kept one waiting. */
+	kept = waiting_kept_consumer(q);
+	ck_assert_int_eq(turnqueue_push(q, sender(4), ITEM(4001)), 0);
+	pthread_join(other, &got);
+	ck_assert_uint_eq(VALUE(got), 4001);
+	ck_assert(still_waiting(kept));
+	turnqueue_done(q, sender(4), 0);
+	turnqueue_close(q);
+	pthread_join(kept, &got);
+	ck_assert_ptr_null(got);
+	turnqueue_free(q);
+}
+END_TEST
+
 START_TEST(marks_run_out)
 {
 	struct turnqueue *q = one_kept_of_two(1, 100, 100);
@@ -456,6 +535,7 @@ END_TEST
 
 struct run {
 	struct turnqueue *q;
+	bool kept; /* pops with turnqueue_pop_light() */
 	uint64_t producer;
 	/* per consumer: the last sequence it saw of each producer */
 	uintptr_t last[PRODUCERS + 1];
@@ -488,7 +568,7 @@ static void *consume(void *arg)
 
 	struct turn_sender who;
 
-	while ((p = turnqueue_pop(r->q, &who))) {
+	while ((p = r->kept ? turnqueue_pop_light(r->q, &who) : turnqueue_pop(r->q, &who))) {
 		uintptr_t from = VALUE(p) / 100000, seq = VALUE(p) % 100000;
 
 		if (atomic_fetch_add(&r->running[from], 1) >= r->cap && r->cap)
@@ -528,8 +608,9 @@ static void mark_producers_heavy(struct turnqueue *q)
 
 /* PRODUCERS x PER_PRODUCER items through CONSUMERS threads, with a running
  * cap of cap per producer (0: none); light: one consumer kept for light
- * senders, and every producer heavy. */
-static void run_threads(int cap, bool light)
+ * senders, and every producer heavy; kept: that one pops with
+ * turnqueue_pop_light(), and must take none of their items. */
+static void run_threads(int cap, bool light, bool kept)
 {
 	struct turnqueue *q = turnqueue_new(256, 256, true);
 	struct run prod[PRODUCERS], cons[CONSUMERS];
@@ -540,7 +621,7 @@ static void run_threads(int cap, bool light)
 	if (light)
 		mark_producers_heavy(q);
 	for (int i = 0; i < CONSUMERS; i++) {
-		cons[i] = (struct run){ .q = q, .running = running, .cap = cap,
+		cons[i] = (struct run){ .q = q, .kept = kept && i == 0, .running = running, .cap = cap,
 					.heavy_running = &heavy_running,
 					.heavy_cap = light ? CONSUMERS - 1 : 0 };
 		ck_assert_int_eq(pthread_create(&ct[i], NULL, consume, &cons[i]), 0);
@@ -561,6 +642,8 @@ static void run_threads(int cap, bool light)
 			total += cons[i].seen[p];
 		ck_assert_uint_eq(total, PER_PRODUCER);
 	}
+	for (int p = 1; kept && p <= PRODUCERS; p++)
+		ck_assert_uint_eq(cons[0].seen[p], 0);
 	for (int i = 0; i < CONSUMERS; i++) {
 		ck_assert_int_eq(cons[i].order_broken, 0);
 		ck_assert_int_eq(cons[i].over_cap, 0);
@@ -574,19 +657,25 @@ static void run_threads(int cap, bool light)
 
 START_TEST(threads_get_every_item_once_in_each_senders_order)
 {
-	run_threads(0, false);
+	run_threads(0, false, false);
 }
 END_TEST
 
 START_TEST(threads_never_pass_the_running_cap)
 {
-	run_threads(1, false);
+	run_threads(1, false, false);
 }
 END_TEST
 
 START_TEST(threads_never_run_heavy_senders_on_the_kept_consumer)
 {
-	run_threads(0, true);
+	run_threads(0, true, false);
+}
+END_TEST
+
+START_TEST(threads_kept_for_cheap_senders_take_none_of_heavy_ones)
+{
+	run_threads(0, true, true);
 }
 END_TEST
 
@@ -616,6 +705,9 @@ int main(void)
 	tcase_add_test(tc, slots_kept_for_marks_are_swept_once_they_run_out);
 	tcase_add_test(tc, without_a_reserve_nobody_is_held);
 	tcase_add_test(tc, threads_never_run_heavy_senders_on_the_kept_consumer);
+	tcase_add_test(tc, a_kept_consumer_takes_only_cheap_senders_items);
+	tcase_add_test(tc, a_cheap_senders_item_wakes_a_kept_consumer_first);
+	tcase_add_test(tc, threads_kept_for_cheap_senders_take_none_of_heavy_ones);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
