@@ -417,7 +417,11 @@ void config_write_sample(FILE *out)
 			section = k->section;
 			fprintf(out, "\n# [%s]\n", section);
 		}
-		fprintf(out, "# %s\n%s = %s\n", k->doc, k->name, k->default_value);
+		if (k->type == CONFIG_STR)
+			fprintf(out, "# %s\n%s = %s\n", k->doc, k->name, k->default_value);
+		else /* the range an operator may set: out of it the daemons refuse to start */
+			fprintf(out, "# %s [%lld..%lld]\n%s = %s\n", k->doc, (long long)k->min,
+				(long long)k->max, k->name, k->default_value);
 	}
 }
 
@@ -431,7 +435,21 @@ int config_socket_url(const struct config *cfg, const char *name, char *url, siz
 	return 0;
 }
 
-int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg)
+/* Whether key k has the same value in a and b (text up to its NUL). */
+static int config_key_same(const struct config_key *k, const struct config *a,
+			   const struct config *b)
+{
+	const char *fa = (const char *)a + k->offset, *fb = (const char *)b + k->offset;
+
+	if (k->type == CONFIG_STR)
+		return strcmp(fa, fb) == 0;
+	return memcmp(fa, fb, k->size) == 0;
+}
+
+/* Walks the table for config_foreach (running NULL: every key) and
+ * config_foreach_change. */
+static int config_walk(const struct config *running, const struct config *cfg,
+		       config_visit_fn fn, void *arg)
 {
 	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
 		const struct config_key *k = &config_keys[i];
@@ -440,6 +458,8 @@ int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg)
 		uint32_t u;
 		int rc;
 
+		if (running && config_key_same(k, running, cfg))
+			continue;
 		if (k->type == CONFIG_STR) {
 			e.text = field;
 		} else if (k->type == CONFIG_U32) {
@@ -452,4 +472,15 @@ int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg)
 			return rc;
 	}
 	return 0;
+}
+
+int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg)
+{
+	return config_walk(NULL, cfg, fn, arg);
+}
+
+int config_foreach_change(const struct config *running, const struct config *next,
+			  config_visit_fn fn, void *arg)
+{
+	return config_walk(running, next, fn, arg);
 }

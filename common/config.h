@@ -133,4 +133,9 @@ typedef int (*config_visit_fn)(void *arg, const struct config_entry *entry);
  */
 int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg);
 
+/* The same for only the keys whose value in next differs from that in
+ * running (a reload names what it cannot apply), with next's value. */
+int config_foreach_change(const struct config *running, const struct config *next,
+			  config_visit_fn fn, void *arg);
+
 #endif

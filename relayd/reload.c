@@ -42,6 +42,12 @@ static void reload_keep_restart_keys(const struct config *old, struct config *ne
 		  sizeof(next->express_lane), "the worker" },
 		{ "max_message_bytes", &next->max_message_bytes, &old->max_message_bytes,
 		  sizeof(next->max_message_bytes), "the worker" },
+		{ "deliver_queue", &next->deliver_queue, &old->deliver_queue,
+		  sizeof(next->deliver_queue), "the worker" },
+		{ "listen_check_ms", &next->listen_check_ms, &old->listen_check_ms,
+		  sizeof(next->listen_check_ms), "the worker" },
+		{ "listen_check_timeout_ms", &next->listen_check_timeout_ms,
+		  &old->listen_check_timeout_ms, sizeof(next->listen_check_timeout_ms), "the worker" },
 	};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {

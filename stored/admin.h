@@ -15,7 +15,7 @@
  *               started_at, uptime_seconds, connections, subscriptions,
  *               messages_in/out, events_rejected, rate_limited,
  *               conns_refused, lane_refused, reads_paused, requests_on_loop,
- *               deliver_gaps]
+ *               deliver_gaps, listener_restarts, unmasked_closed]
  *   workers     {worker_list}
  *   subs        {"max": n}: live subscriptions sorted by worker, conn_id,
  *               sub_id, each with its filters: {total, listed, truncated,
@@ -43,6 +43,14 @@
  *               client's (id, signature; ephemeral and expired refused) and
  *               ingested by the writer under the usual rules: {stored,
  *               duplicate, refused, invalid, problems: [{index, message}]}
+ *   retention   what the retention rules would remove now, counted, nothing
+ *               deleted: {retention (the rules' text), rules: [{rule, days,
+ *               would_delete}]}
+ *   reload      SIGHUP to stored and every connected worker, as `systemctl
+ *               reload`: {stored: bool, workers: [numbers signalled]}
+ *   nip86       {"request": {"method": m, "params": [...]}}: a NIP-86
+ *               management call, as a worker forwards an authorized HTTP
+ *               one: {"result": ...} or {"error": "..."} (admin_nip86.c)
  *
  * The writer's jobs and listings are waited for up to 60 s; past that the
  * reply is an error saying the job may still complete.

@@ -133,10 +133,21 @@ static void stored_init(struct stored *s, const char *config_path)
  * changes live; any other changed key is named as needing a restart (which
  * loses nothing: see the README's durability section).
  */
+static int stored_reload_name_change(void *arg, const struct config_entry *e)
+{
+	size_t *changed = arg;
+
+	(*changed)++;
+	log_warnx("reload: %s changed; stored applies it at its next start (a worker applies"
+		  " its own keys at once)", e->name);
+	return 0;
+}
+
 static void stored_reload(struct stored *s, const char *config_path)
 {
 	struct config next;
 	char err[512];
+	size_t changed = 0;
 
 	notify_send("RELOADING=1");
 	if (config_load(config_path, &next, err, sizeof(err))) {
@@ -144,9 +155,8 @@ static void stored_reload(struct stored *s, const char *config_path)
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
-		if (memcmp(&next, &s->cfg, sizeof(next)) != 0)
-			log_warnx("reload: settings other than log_level changed; restart stored to apply them");
-		else
+		config_foreach_change(&s->cfg, &next, stored_reload_name_change, &changed);
+		if (!changed)
 			log_info("configuration reloaded");
 	}
 	notify_send("READY=1");

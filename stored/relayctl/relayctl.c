@@ -8,6 +8,7 @@
  * before or after the command.  Exit status: 0 on an answer, 1 when stored
  * cannot be reached or answers with an error, 2 on bad usage.
  */
+#include <errno.h>
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <stdio.h>
@@ -34,8 +35,19 @@ struct ctl_command {
 
 static int ctl_build_subs(struct ctl *c, cJSON *req)
 {
-	if (c->nargs)
-		cJSON_AddNumberToObject(req, "max", atof(c->args[0]));
+	char *end;
+	unsigned long max;
+
+	if (!c->nargs)
+		return 0;
+	errno = 0;
+	max = strtoul(c->args[0], &end, 10);
+	if (errno || end == c->args[0] || *end || c->args[0][0] == '-' || max > 1000000000ul) {
+		fprintf(stderr, "relayctl: subs takes a number of subscriptions, not '%s'\n",
+			c->args[0]);
+		return 2; /* bad usage, as the README says */
+	}
+	cJSON_AddNumberToObject(req, "max", (double)max);
 	return 0;
 }
 

@@ -72,6 +72,7 @@ static const struct key_case keys[] = {
 	U(query_threads_per_conn, "1", 0, 64, "2"),
 	U(query_threads_light, "1", 0, 63, "2"),
 	U(query_heavy_ms, "10", 1, 600000, "50"),
+	U(query_nice, "5", 0, 19, "9"),
 	U(query_turns, "1", 0, 1, "0"),
 	S(db_synchronous, "full", "normal"),
 	U(wal_max_mb, "512", 64, 65536, "128"),
@@ -517,6 +518,12 @@ START_TEST(test_sample_lists_every_key)
 	for (size_t i = 0; i < NKEYS; i++) {
 		snprintf(line, sizeof(line), "\n%s = %s\n", keys[i].key, keys[i].def);
 		expect_in(text, line);
+		if (keys[i].type == T_STR)
+			continue;
+		/* A number's comment ends with the range it may be set to. */
+		snprintf(line, sizeof(line), " [%lld..%lld]\n%s = ", keys[i].min, keys[i].max,
+			 keys[i].key);
+		expect_in(text, line);
 	}
 	expect_in(text, "# [network]\n");
 	expect_in(text, "# [logging]\n");
@@ -581,6 +588,27 @@ START_TEST(test_foreach_matches_sample)
 END_TEST
 
 /* A changed value is what the walk reports for that key. */
+/* A reload names exactly the keys that changed, with their new values. */
+START_TEST(test_foreach_change_reports_only_the_changed_key)
+{
+	static struct walk w;
+	const struct key_case *k = &keys[_i];
+	struct config running, next;
+	char err[256], want[CONFIG_TEXT_MAX + 64];
+
+	ck_assert_int_eq(config_load(NULL, &running, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_load(NULL, &next, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(config_foreach_change(&running, &next, walk_visit, &w), 0);
+	ck_assert_uint_eq(w.n, 0);
+	ck_assert_msg(config_set(&next, k->key, k->other, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(config_foreach_change(&running, &next, walk_visit, &w), 0);
+	snprintf(want, sizeof(want), "%s = %s", k->key, k->other);
+	ck_assert_uint_eq(w.n, 1);
+	ck_assert_str_eq(w.text[0], want);
+}
+END_TEST
+
 START_TEST(test_foreach_reports_values)
 {
 	static struct walk w;
@@ -653,6 +681,7 @@ static Suite *config_suite(void)
 	tc = tcase_create("foreach");
 	tcase_add_test(tc, test_foreach_matches_sample);
 	tcase_add_loop_test(tc, test_foreach_reports_values, 0, (int)NKEYS);
+	tcase_add_loop_test(tc, test_foreach_change_reports_only_the_changed_key, 0, (int)NKEYS);
 	tcase_add_test(tc, test_foreach_stops);
 	suite_add_tcase(s, tc);
 	return s;

@@ -253,6 +253,8 @@ describe('admin socket and relayctl', () => {
       [['export', '[1]'], 1, /filter 0 is not an object/],
       [['nonsense'], 2, /usage: relayctl/],
       [['stats', 'extra'], 2, /usage: relayctl/],
+      [['subs', 'abc'], 2, /subs takes a number of subscriptions, not 'abc'/],
+      [['subs', '10x'], 2, /subs takes a number/],
     ];
     for (const [args, code, message] of cases) {
       const r = await relay.relayctl(...args);

@@ -54,11 +54,18 @@ describe('config reload', () => {
     assert.equal(before.limitation.max_limit, 500);
     assert.ok(before.supported_nips.includes(50));
     assert.doesNotMatch(readFileSync(relay.configPath, 'utf8'), /^(max_limit|search) =/m);
-    writeFileSync(relay.configPath, readFileSync(relay.configPath, 'utf8') + 'max_limit = 1000\nsearch = 0\n');
+    writeFileSync(relay.configPath,
+      readFileSync(relay.configPath, 'utf8') + 'max_limit = 1000\nsearch = 0\ndeliver_queue = 100\n');
     const r = await relay.relayctl('--json', 'reload');
     assert.equal(r.code, 0, r.stderr);
     await until(() => /reload: search changed; restart stored, then the workers/.test(relay.logs()),
       { timeout: 3000, what: 'the restart hint in the log' });
+    /* Each process names every key it cannot apply live. */
+    await until(() => /reload: deliver_queue changed; restart the worker to apply it/.test(relay.logs()),
+      { timeout: 3000, what: "a worker's hint for deliver_queue" });
+    for (const key of ['max_limit', 'search', 'deliver_queue'])
+      await until(() => new RegExp(`reload: ${key} changed; stored applies it at its next start`).test(relay.logs()),
+        { timeout: 3000, what: `stored's hint for ${key}` });
     for (let i = 0; i < 4; i++) {
       const doc = await nip11(relay);
       assert.equal(doc.limitation.max_limit, 500);
