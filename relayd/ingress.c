@@ -123,6 +123,23 @@ void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size
 	ingress_send_text(r, conn_id, text, len);
 }
 
+void ingress_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
+			 const char *message)
+{
+	struct mail *m = mail_new(MAIL_SUB_CLOSE, conn_id);
+
+	/* Ahead of the CLOSED in the same mailbox: the service thread ends the
+	 * old subscription before the client can read that it is closed. */
+	if (m && sub_len < sizeof(m->sub_id)) {
+		memcpy(m->sub_id, sub_id, sub_len);
+		m->sub_id_len = (uint32_t)sub_len;
+		mailbox_post(r->mailbox, m);
+	} else {
+		mail_free(m);
+	}
+	ingress_closed(r, conn_id, sub_id, sub_len, message);
+}
+
 /* The answer to a message refused without doing its work: the protocol reply
  * its verb calls for (OK false for an EVENT or AUTH, CLOSED for a REQ or
  * COUNT), else a NOTICE (a refused CLOSE leaves its subscription open, so
@@ -141,7 +158,9 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 		char *text = reply_ok(raw, false, why, &len);
 
 		ingress_send_text(r, conn_id, text, len);
-	} else if ((!strcmp(name, "REQ") || !strcmp(name, "COUNT")) && cJSON_IsString(arg)) {
+	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg)) {
+		ingress_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
+	} else if (!strcmp(name, "COUNT") && cJSON_IsString(arg)) {
 		ingress_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
 		ingress_notice(r, conn_id, why);

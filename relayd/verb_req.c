@@ -21,8 +21,19 @@
 #include "relayd.h"
 #include "verbs.h"
 
+/* Answers a refused REQ (req) or COUNT with CLOSED; a refused REQ also
+ * ends the subscription its id named (ingress_req_refused()). */
+static void verb_refuse(struct verb_ctx *v, bool req, const char *sub, size_t sub_len,
+			const char *why)
+{
+	if (req)
+		ingress_req_refused(v->r, v->conn_id, sub, sub_len, why);
+	else
+		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+}
+
 /* Checks the sub id; on failure answers and returns NULL. */
-static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
+static const char *verb_sub_id(struct verb_ctx *v, bool req, size_t *len)
 {
 	const cJSON *sub = cJSON_GetArrayItem(v->msg, 1);
 	size_t chars;
@@ -37,23 +48,22 @@ static const char *verb_sub_id(struct verb_ctx *v, size_t *len)
 	if (chars == 0 || chars > relayd_cfg(v->r)->max_subid_length) {
 		snprintf(why, sizeof(why), "invalid: the subscription id must have 1 to %u characters",
 			 relayd_cfg(v->r)->max_subid_length);
-		ingress_closed(v->r, v->conn_id, sub->valuestring, *len, why);
+		verb_refuse(v, req, sub->valuestring, *len, why);
 		return NULL;
 	}
 	return sub->valuestring;
 }
 
 /* NIP-42: refuses reads from unauthenticated clients when configured. */
-static bool verb_read_allowed(struct verb_ctx *v, const char *sub, size_t sub_len)
+static bool verb_read_allowed(struct verb_ctx *v, bool req, const char *sub, size_t sub_len)
 {
 	if (!v->r->auth_reads || auth_any(v->auth, v->conn_id))
 		return true;
-	ingress_closed(v->r, v->conn_id, sub, sub_len,
-		       "auth-required: this relay only serves authenticated clients");
+	verb_refuse(v, req, sub, sub_len, "auth-required: this relay only serves authenticated clients");
 	return false;
 }
 
-static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t sub_len,
+static struct filter *verb_filters(struct verb_ctx *v, bool req, const char *sub, size_t sub_len,
 				   uint32_t n)
 {
 	struct filter_limits lim = { relayd_cfg(v->r)->max_filter_values, relayd_cfg(v->r)->max_limit };
@@ -61,7 +71,7 @@ static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t s
 	char why[160];
 
 	if (!filters) {
-		ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+		verb_refuse(v, req, sub, sub_len, "error: out of memory");
 		return NULL;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -70,7 +80,7 @@ static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t s
 					     : (snprintf(why, sizeof(why), "invalid: a filter must be a JSON object"), -1);
 
 		if (rc) {
-			ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+			verb_refuse(v, req, sub, sub_len, why);
 			for (uint32_t j = 0; j < i; j++)
 				filter_free(&filters[j]);
 			free(filters);
@@ -83,25 +93,25 @@ static struct filter *verb_filters(struct verb_ctx *v, const char *sub, size_t s
 void verb_req(struct verb_ctx *v)
 {
 	size_t sub_len;
-	const char *sub = verb_sub_id(v, &sub_len);
+	const char *sub = verb_sub_id(v, true, &sub_len);
 	uint32_t n = v->nargs > 1 ? (uint32_t)(v->nargs - 1) : 0;
 	struct filter *filters;
 	struct mail *m;
 	char why[96];
 
-	if (!sub || !verb_read_allowed(v, sub, sub_len))
+	if (!sub || !verb_read_allowed(v, true, sub, sub_len))
 		return;
 	if (n == 0 || n > relayd_cfg(v->r)->max_filters) {
 		snprintf(why, sizeof(why), "invalid: a REQ takes 1 to %u filters", relayd_cfg(v->r)->max_filters);
-		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+		verb_refuse(v, true, sub, sub_len, why);
 		return;
 	}
-	filters = verb_filters(v, sub, sub_len, n);
+	filters = verb_filters(v, true, sub, sub_len, n);
 	if (!filters)
 		return;
 	m = mail_new(MAIL_SUB_OPEN, v->conn_id);
 	if (!m || sub_len >= sizeof(m->sub_id)) {
-		ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+		verb_refuse(v, true, sub, sub_len, "error: out of memory");
 		mail_free(m);
 		for (uint32_t i = 0; i < n; i++)
 			filter_free(&filters[i]);
@@ -124,21 +134,21 @@ void verb_req(struct verb_ctx *v)
 void verb_count(struct verb_ctx *v)
 {
 	size_t sub_len;
-	const char *sub = verb_sub_id(v, &sub_len);
+	const char *sub = verb_sub_id(v, false, &sub_len);
 	uint32_t n = v->nargs > 1 ? (uint32_t)(v->nargs - 1) : 0;
 	uint32_t request_id;
 	struct filter *filters;
 	struct buf out = BUF_INIT;
 	char why[96];
 
-	if (!sub || !verb_read_allowed(v, sub, sub_len))
+	if (!sub || !verb_read_allowed(v, false, sub, sub_len))
 		return;
 	if (n == 0 || n > relayd_cfg(v->r)->max_filters) {
 		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", relayd_cfg(v->r)->max_filters);
 		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
 		return;
 	}
-	filters = verb_filters(v, sub, sub_len, n);
+	filters = verb_filters(v, false, sub, sub_len, n);
 	if (!filters)
 		return;
 	for (uint32_t i = 0; i < n; i++) {

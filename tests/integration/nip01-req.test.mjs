@@ -154,6 +154,26 @@ describe('NIP-01 REQ', () => {
       assert.deepEqual(c.take((m) => m[0] === 'CLOSED'), []);
     });
 
+    /* The refused REQ replaced the open one (NIP-01): the client was told
+     * its id is closed, so nothing may come for that id any more. */
+    for (const [name, bad] of [
+      ['a bad filter', [{ ids: ['not-hex'] }]],
+      ['too many filters', [{}, {}, {}, {}]],
+    ]) {
+      it(`a REQ refused for ${name} ends the open subscription of its id`, async () => {
+        const D = keypair();
+        const c = await relay.connect();
+        const pub = await relay.connect();
+        assert.equal((await c.req('s', { authors: [D.pk] })).eose, true);
+        assert.equal((await c.req('keep', { authors: [D.pk] })).eose, true);
+        const r = await c.req('s', ...bad);
+        assert.match(r.closed ?? '', /^invalid: /);
+        const e = await pub.mustPublish(signed(D.sk, { content: `after a REQ refused for ${name}` }));
+        await c.liveEvent('keep', e.id);
+        assert.deepEqual(c.take((m) => m[0] === 'EVENT' && m[1] === 's'), [], 'an event came for the closed id');
+      });
+    }
+
     it('CLOSE ends a subscription without a CLOSED reply', async () => {
       const D = keypair();
       const c = await relay.connect();
