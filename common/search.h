@@ -4,13 +4,13 @@
  * A query is split on whitespace into terms.  Terms of the form key:value
  * are extensions (include:spam, language:en, ...); this relay supports none
  * of them and, as NIP-50 says, ignores them.  A query with no plain terms
- * left constrains nothing.  Live matching is by substring, ASCII
- * case-insensitively, on the event's decoded content; the stored index
- * (SQLite FTS5, unicode61) matches whole words, folding non-ASCII case and
- * accents and ignoring punctuation-only terms.  So the two can differ at
- * the edges: a live event matches on part of a word, a stored one also
- * matches "cafe" for "Café"; a term made only of punctuation selects
- * nothing stored and only content containing it live.
+ * left constrains nothing.  Each term is a phrase of words: the stored
+ * index (SQLite FTS5, unicode61) and live matching split it and the
+ * event's decoded content into words with the same tokenizer, folding case
+ * and accents and dropping punctuation, so "cafe" finds "Café", "can"
+ * finds "can't" but not "pelican", and a live event matches exactly when
+ * the same event stored would.  A term of punctuation only drops out; a
+ * query of nothing else matches no event.
  */
 #ifndef COMMON_SEARCH_H
 #define COMMON_SEARCH_H
@@ -32,8 +32,14 @@ struct search_terms {
 int search_parse(const char *query, struct search_terms *out);
 /* Frees the terms. */
 void search_free(struct search_terms *t);
-/* True if every term occurs in content (len bytes). */
+/* True if content (len bytes) holds every term's words in a row, as the
+ * index's MATCH of search_fts_expression() finds it.  Uses a tokenizer of
+ * the calling thread's own (an in-memory SQLite connection, made at the
+ * first call); false if that cannot be made. */
 bool search_matches(const struct search_terms *t, const char *content, size_t len);
+/* Frees the calling thread's tokenizer, if it made one: a thread that
+ * matched searches calls it before it ends. */
+void search_thread_end(void);
 /* Appends an FTS5 MATCH expression requiring every term, each quoted as a
  * string so no query syntax gets through.  Returns 0 or ERR_NOMEM. */
 int search_fts_expression(const struct search_terms *t, struct buf *out);

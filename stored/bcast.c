@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/search.h"
 #include "../common/slice.h"
 #include "../common/err.h"
 #include "../common/log.h"
@@ -300,6 +301,7 @@ static void *bcast_main(void *arg)
 		free(b->targets[w].items);
 	buf_free(&b->out);
 	free(b);
+	search_thread_end(); /* the tokenizer live NIP-50 matching made, if any */
 	return NULL;
 }
 

@@ -4,8 +4,10 @@
  * search_parse(): whitespace splits terms (any run of space, tab, CR, LF,
  * FF, VT); key:value terms are extensions and are dropped; terms are
  * lowercased (ASCII); at most SEARCH_MAX_TERMS are kept.
- * search_matches(): every term must occur in the content, ASCII
- * case-insensitively.
+ * search_matches(): every term's words must occur in a row in the content,
+ * as the index's MATCH finds them; checked case by case and against a real
+ * FTS5 table over every row and query below (live and stored matching must
+ * agree exactly).
  * search_fts_expression(): every term becomes one FTS5 string, so nothing
  * the client typed is read as query syntax.  That is checked by running
  * the expression with MATCH against an in-memory FTS5 table (unicode61,
@@ -126,6 +128,15 @@ START_TEST(test_matches)
 	ck_assert(matches("hElLo WoRlD", "WORLD, hello!"));
 	ck_assert(!matches("hello world", "hello there"));
 	ck_assert(!matches("hello", "help"));
+	/* whole words: no part of one */
+	ck_assert(!matches("zeb", "zebra crossing"));
+	ck_assert(!matches("can", "pelican"));
+	ck_assert(matches("can", "can't stop"));
+	/* a term is a phrase: its words in a row */
+	ck_assert(matches("can't", "I can't stop"));
+	ck_assert(!matches("can't", "can you? t"));
+	/* punctuation is no part of a word */
+	ck_assert(matches("hello,", "hello world"));
 	ck_assert(!matches("hello", ""));
 	ck_assert(!matches("hello", NULL));
 	/* no terms constrain nothing */
@@ -134,10 +145,16 @@ START_TEST(test_matches)
 	ck_assert(matches("   ", ""));
 	/* extensions are not looked for in the content */
 	ck_assert(matches("nostr include:spam", "nostr"));
-	/* ASCII case folding only; other bytes compare as they are */
+	/* case and accents fold beyond ASCII */
 	ck_assert(matches("CAF\xc3\xa9", "un caf\xc3\xa9"));
+	ck_assert(matches("cafe", "UN CAF\xc3\x89"));
+	ck_assert(matches("\xc3\x89" "cole", "ecole primaire"));
 	ck_assert(matches("\"quoted\"", "a \"Quoted\" word"));
-	ck_assert(!matches("\"quoted\"", "a quoted word"));
+	ck_assert(matches("\"quoted\"", "a quoted word"));
+	/* a term of punctuation only drops out, and alone matches nothing */
+	ck_assert(matches(", hello", "hello"));
+	ck_assert(!matches(",", "a, b"));
+	ck_assert(!matches("!!! ...", "!!! ..."));
 }
 END_TEST
 
@@ -197,6 +214,12 @@ static const char *const rows[] = {
 	"content apple",            /* 8 */
 	"the quote \" apple",       /* 9 */
 	"Hello World",              /* 10 */
+	"zebra crossing",           /* 11 */
+	"can't stop",               /* 12 */
+	"pelican",                  /* 13 */
+	"\xc3\x89" "cole primaire",      /* 14: École */
+	"n\xc3\xbamero uno",           /* 15: número */
+	"a, b; c. d",               /* 16 */
 };
 
 static void fts_open(void)
@@ -223,6 +246,7 @@ static void fts_open(void)
 static void fts_close(void)
 {
 	sqlite3_close(fts);
+	search_thread_end();
 }
 
 /* The rowids the query's expression selects, as "1 4 5", or "error: ..."
@@ -290,6 +314,39 @@ static const struct {
 	{ "hello world*", "10" },
 };
 
+/* Queries beyond fts_cases for the live-against-stored check. */
+static const char *const more_queries[] = {
+	"zeb", "can", "can't", "t", "ecole", "\xc3\x89" "COLE", "numero", "hello,", ",", ", hello",
+	"a b", "b a", "a, b", "stop can't", "uno n\xc3\xbamero", "",
+};
+
+/* Live matching (search_matches) selects exactly the rows the index's
+ * MATCH selects, for every query here and every row. */
+START_TEST(test_live_matches_as_the_index)
+{
+	size_t ncases = sizeof(fts_cases) / sizeof(fts_cases[0]);
+	const char *query = (size_t)_i < ncases ? fts_cases[_i].query : more_queries[(size_t)_i - ncases];
+	char live[256];
+	size_t len = 0;
+
+	live[0] = '\0';
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+		if (matches(query, rows[r]))
+			len += (size_t)snprintf(live + len, sizeof(live) - len, "%s%zu", len ? " " : "", r + 1);
+	if (*query == '\0' || !strcmp(query, ","))
+		; /* "" is no MATCH at all (constrains nothing): see below */
+	else
+		ck_assert_msg(strcmp(live, selected(query)) == 0,
+			      "search \"%s\": live matched rows \"%s\", the index \"%s\"", query, live,
+			      selected(query));
+	if (*query == '\0')
+		ck_assert_str_eq(live, "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16");
+	if (!strcmp(query, ","))
+		ck_assert_msg(live[0] == '\0' && selected(query)[0] == '\0', "\",\": live \"%s\", index \"%s\"",
+			      live, selected(query));
+}
+END_TEST
+
 START_TEST(test_fts_no_syntax_gets_through)
 {
 	ck_assert_msg(strcmp(selected(fts_cases[_i].query), fts_cases[_i].rows) == 0,
@@ -317,6 +374,9 @@ static Suite *search_suite(void)
 	tcase_add_test(tc, test_expression_text);
 	tcase_add_loop_test(tc, test_fts_no_syntax_gets_through, 0,
 			    (int)(sizeof(fts_cases) / sizeof(fts_cases[0])));
+	tcase_add_loop_test(tc, test_live_matches_as_the_index, 0,
+			    (int)(sizeof(fts_cases) / sizeof(fts_cases[0]) +
+				  sizeof(more_queries) / sizeof(more_queries[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }
