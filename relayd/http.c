@@ -26,7 +26,9 @@ static int http_header_has(struct lws *wsi, enum lws_token_indexes h, const char
 
 	if (lws_hdr_copy(wsi, value, sizeof(value), h) <= 0)
 		return 0;
-	return strstr(value, needle) != NULL;
+	/* Media types and the header values looked for here are
+	 * case-insensitive (RFC 9110): Application/Nostr+JSON is the same. */
+	return strcasestr(value, needle) != NULL;
 }
 
 static void http_set(struct http_answer *a, unsigned status, const char *type, const char *body,

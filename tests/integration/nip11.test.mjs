@@ -53,6 +53,15 @@ describe('NIP-11 with configured values', () => {
     }
   });
 
+  it('the Accept header is read case-insensitively, among other types', async () => {
+    for (const accept of ['Application/Nostr+JSON', 'text/html;q=0.5, APPLICATION/NOSTR+JSON']) {
+      const res = await relay.httpGet('/', { Accept: accept });
+      assert.equal(res.status, 200);
+      assert.match(res.headers['content-type'] ?? '', /json/, accept);
+      assert.equal(JSON.parse(res.body).name, INFO.relay_name, accept);
+    }
+  });
+
   /* [document field, expected value] */
   const FIELDS = [
     ['name', INFO.relay_name],
