@@ -682,6 +682,8 @@ int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struc
 	put_u8(&w, m->flags);
 	put_u64(&w, m->resume_after);
 	put_filters(&w, m->nfilters, m->filters);
+	put_u32(&w, m->nviewers);
+	put_raw(&w, m->viewers, (size_t)m->nviewers * KEY_LEN);
 	return writer_end(&w);
 }
 
@@ -703,6 +705,12 @@ int msg_decode_sub_open(const void *body, size_t len, struct msg_sub_open *m)
 	    (!(m->flags & MSG_SUB_RESUME) && m->resume_after))
 		reader_reject(&r, ERR_INVAL);
 	m->filters = get_filters(&r, &m->nfilters);
+	m->nviewers = wire_get_u32(&r);
+	if (m->nviewers > MSG_VIEWERS_MAX) {
+		reader_reject(&r, ERR_INVAL);
+		m->nviewers = 0;
+	}
+	wire_get_raw(&r, m->viewers, (size_t)m->nviewers * KEY_LEN);
 	err = wire_finish(&r);
 	if (err) {
 		msg_sub_open_release(m);

@@ -46,8 +46,12 @@
 #include "../common/histo.h"
 
 /* 2: WORKER_STATS, DELIVER and POLICY carry new fields (listener
- * restarts, unmasked closes; expiration; writes restricted). */
-#define PROTO_VERSION 2
+ * restarts, unmasked closes; expiration; writes restricted).
+ * 3: SUB_OPEN carries the pubkeys that may read private kinds. */
+#define PROTO_VERSION 3
+/* Most pubkeys one SUB_OPEN names as readers of private kinds (a
+ * connection authenticates at most 8, relayd/auth.h). */
+#define MSG_VIEWERS_MAX 8
 #define MSG_HEADER_LEN 8
 /* Longest subscription id in bytes: NIP-01 allows 64 characters, and a
  * UTF-8 character takes up to 4 bytes. */
@@ -170,6 +174,11 @@ struct msg_sub_open {
 				  delivered; 0 otherwise */
 	uint32_t nfilters;
 	struct filter *filters; /* owned after decoding: msg_sub_open_release() */
+	/* private_kinds: the pubkeys the connection had authenticated; stored
+	 * selects private events only of theirs or naming them in a p tag,
+	 * before the limit (relayd/private.h) */
+	uint32_t nviewers;
+	uint8_t viewers[MSG_VIEWERS_MAX][32];
 };
 
 /* SUB_REPLAY: a live subscription lost deliveries (relayd/gapcount.h):

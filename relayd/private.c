@@ -38,6 +38,16 @@ bool private_filter_reaches(const struct config *cfg, const struct filter *f)
 	return false;
 }
 
+bool private_filter_only(const struct config *cfg, const struct filter *f)
+{
+	if (!cfg->private_kinds[0] || !f->has_kinds || f->nkinds == 0)
+		return false;
+	for (uint32_t i = 0; i < f->nkinds; i++)
+		if (!private_kind(cfg, f->kinds[i]))
+			return false;
+	return true;
+}
+
 static bool private_is_viewer(const uint8_t (*viewers)[32], uint32_t n, const char *hex)
 {
 	uint8_t key[32];

@@ -8,7 +8,9 @@
  * the worker on everything it is about to send — stored history and live
  * deliveries alike — so nothing private leaves without it.  A COUNT that
  * could count private events is refused (a count would leak their number).
- * Consequence worth knowing: a REQ's `limit` counts the hidden events too.
+ * A REQ all of whose filters name private kinds only, from a connection
+ * that has not authenticated, is answered CLOSED "auth-required:", so the
+ * client knows to AUTH and ask again.
  */
 #ifndef RELAYD_PRIVATE_H
 #define RELAYD_PRIVATE_H
@@ -24,6 +26,10 @@ struct filter;
 bool private_kind(const struct config *cfg, uint32_t kind);
 /* Whether filter f could select events of a private kind. */
 bool private_filter_reaches(const struct config *cfg, const struct filter *f);
+/* Whether filter f selects private kinds only (it lists kinds, all
+ * private): before AUTH it can find nothing, so the REQ is answered
+ * CLOSED "auth-required:" (NIP-42) rather than an empty EOSE. */
+bool private_filter_only(const struct config *cfg, const struct filter *f);
 /*
  * Whether the event in json (the relay's canonical serialization) may go to
  * a subscription whose viewers are the n pubkeys given.

@@ -71,9 +71,16 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 	bool resume = s->state != SUB_QUERYING;
 	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
 				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
-				  s->nfilters, s->filters };
+				  s->nfilters, s->filters, 0, { { 0 } } };
 	struct buf out = BUF_INIT;
 
+	/* stored picks the private events these may read before it applies
+	 * the limit; this worker still checks each one it sends (private.h). */
+	_Static_assert(sizeof(m.viewers) == sizeof(s->viewers), "viewers");
+	if (s->restricted) {
+		m.nviewers = s->nviewers;
+		memcpy(m.viewers, s->viewers, sizeof(m.viewers));
+	}
 	s->resume_after = m.resume_after;
 	if (msg_encode_sub_open(&out, &h, &m)) {
 		buf_free(&out);

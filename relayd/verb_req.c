@@ -90,6 +90,16 @@ static struct filter *verb_filters(struct verb_ctx *v, bool req, const char *sub
 	return filters;
 }
 
+/* Whether every filter asks for private kinds only, from a connection that
+ * has not authenticated: nothing could be found for it (private.h). */
+static bool verb_private_only(struct verb_ctx *v, const struct filter *filters, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!private_filter_only(relayd_cfg(v->r), &filters[i]))
+			return false;
+	return !auth_any(v->auth, v->conn_id);
+}
+
 void verb_req(struct verb_ctx *v)
 {
 	size_t sub_len;
@@ -109,6 +119,15 @@ void verb_req(struct verb_ctx *v)
 	filters = verb_filters(v, true, sub, sub_len, n);
 	if (!filters)
 		return;
+	if (verb_private_only(v, filters, n)) {
+		verb_refuse(v, true, sub, sub_len,
+			    "auth-required: these kinds are private; authenticate (NIP-42) as one of"
+			    " their parties");
+		for (uint32_t i = 0; i < n; i++)
+			filter_free(&filters[i]);
+		free(filters);
+		return;
+	}
 	m = mail_new(MAIL_SUB_OPEN, v->conn_id);
 	if (!m || sub_len >= sizeof(m->sub_id)) {
 		verb_refuse(v, true, sub, sub_len, "error: out of memory");

@@ -73,7 +73,8 @@ static int admin_export_page(struct admin *a, const struct filter *fs, uint32_t 
 
 cJSON *admin__export(struct admin *a, const cJSON *req)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), ADMIN_PAGE_ROWS, true, false };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), ADMIN_PAGE_ROWS, true, false,
+				     NULL, 0, NULL, 0 };
 	struct filter *fs, all;
 	uint32_t n;
 	char why[256];

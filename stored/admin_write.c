@@ -147,7 +147,7 @@ cJSON *admin__unban(struct admin *a, const cJSON *req)
  * the scope the writer's delete uses. */
 static cJSON *admin_delete_count(struct admin *a, const struct filter *fs, uint32_t n)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false, NULL, 0, NULL, 0 };
 	sqlite3_stmt *st;
 	cJSON *reply;
 	int64_t count;

@@ -191,6 +191,10 @@ static void bcast_sub_open(struct bcast *b, struct bcast_job *job)
 			q->filters = calloc(job->nfilters ? job->nfilters : 1, sizeof(struct filter));
 			for (uint32_t i = 0; q->filters && i < job->nfilters; i++)
 				filter_copy(&q->filters[i], &job->filters[i]);
+			q->viewers = job->viewers;
+			q->nviewers = job->nviewers;
+			job->viewers = NULL;
+			job->nviewers = 0;
 		}
 	}
 	subidx_add(b->idx, job->to.worker, job->conn_id, job->sub_id, job->sub_id_len,

@@ -41,6 +41,7 @@ void bcast_job_free(struct bcast_job *job)
 		return;
 	event_free(&job->event);
 	filters_free(job->filters, job->nfilters);
+	free(job->viewers);
 	admin_job_finish(job->admin);
 	free(job);
 }
@@ -188,5 +189,6 @@ void query_job_free(struct query_job *job)
 	if (!job)
 		return;
 	filters_free(job->filters, job->nfilters);
+	free(job->viewers);
 	free(job);
 }

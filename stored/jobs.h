@@ -58,6 +58,8 @@ struct bcast_job {
 	uint32_t sub_id_len;
 	struct filter *filters; /* BCAST_SUB_OPEN: owned */
 	uint32_t nfilters;
+	uint8_t (*viewers)[32]; /* BCAST_SUB_OPEN: who may read private kinds; owned */
+	uint32_t nviewers;
 	uint64_t boot_id;       /* BCAST_HELLO */
 	struct admin_job *admin; /* BCAST_LIST: holds a reference */
 };
@@ -71,6 +73,8 @@ struct query_job {
 	uint32_t sub_serial;
 	struct filter *filters; /* owned */
 	uint32_t nfilters;
+	uint8_t (*viewers)[32]; /* who may read private kinds (query_sql.h); owned */
+	uint32_t nviewers;
 	int64_t min_seq;
 	int64_t max_seq;
 	bool resume;

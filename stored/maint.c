@@ -92,7 +92,7 @@ static int maint_unban(sqlite3 *db, struct admin_job *job)
 
 static int maint_delete(sqlite3 *db, struct admin_job *job)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false, NULL, 0, NULL, 0 };
 	sqlite3_stmt *st;
 	int rc = query_sql_prepare_delete(db, job->filters, job->nfilters, &scope, &st);
 

@@ -33,6 +33,8 @@
 struct query_worker {
 	struct stored *s;
 	bool light; /* kept for connections known cheap (query_threads_light) */
+	uint32_t *private_kinds; /* private_kinds, parsed */
+	uint32_t nprivate;
 	sqlite3 *db;
 	struct stmt_cache *stmts; /* history statements, by text */
 	/* The current job's pending chunk. */
@@ -135,7 +137,9 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 	int rc;
 
 	struct query_scope scope = { job->min_seq, job->max_seq, (int64_t)time(NULL), limit,
-				     q->s->cfg.search != 0, job->replay };
+				     q->s->cfg.search != 0, job->replay, q->private_kinds,
+				     q->nprivate, (const uint8_t(*)[32])job->viewers,
+				     job->nviewers };
 
 	if (limit == 0 || filter_is_empty(f) || job->max_seq <= job->min_seq)
 		return 0;
@@ -215,8 +219,9 @@ static bool query_count_hll(struct query_worker *q, const struct query_job *job,
 static void query_count(struct query_worker *q, const struct query_job *job)
 {
 	const char *why = "error: the count failed";
+	/* relayd refuses a COUNT that could count private events. */
 	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0,
-				     false };
+				     false, NULL, 0, NULL, 0 };
 	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, job->to.worker, job->to.request_id };
 	struct msg_count_result r = { .conn_id = job->conn_id,
 				      .sub_id = { job->sub_id, job->sub_id_len } };
@@ -354,9 +359,33 @@ static void *query_main(void *arg)
 	db_close(q->db);
 	free(q->events);
 	free(q->seen);
+	free(q->private_kinds);
 	buf_free(&q->out);
 	free(q);
 	return NULL;
+}
+
+/* The kinds in private_kinds ("4,1059"; checked by config.c), into a new
+ * array; 0 without any (or without memory: relayd still hides them). */
+static uint32_t query_parse_private_kinds(const char *text, uint32_t **out)
+{
+	uint32_t n = 0;
+
+	*out = calloc(strlen(text) / 2 + 1, sizeof(**out)); /* a kind and a comma each */
+	for (const char *p = text; *out && *p;) {
+		char *end;
+		unsigned long k = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		(*out)[n++] = (uint32_t)k;
+		p = *end ? end + 1 : end;
+	}
+	if (n == 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return n;
 }
 
 size_t query_threads_kept(const struct config *cfg)
@@ -377,6 +406,7 @@ int query_start(struct stored *s, pthread_t *threads, size_t n)
 			return ERR_NOMEM;
 		q->s = s;
 		q->light = i < kept;
+		q->nprivate = query_parse_private_kinds(s->cfg.private_kinds, &q->private_kinds);
 		q->cap = 256;
 		q->events = calloc(q->cap, sizeof(*q->events));
 		if (!q->events || db_open(s->db_path, false, NULL, &q->db) ||

@@ -11,8 +11,10 @@
 #include "../common/search.h"
 #include "tagval.h"
 
-/* BIND_TAG_VALUE: a tag value as a filter names it, bound in its kept form (tagval.h). */
-enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT, BIND_TAG_VALUE };
+/* BIND_TAG_VALUE: a tag value as a filter names it, bound in its kept form
+ * (tagval.h); BIND_KEY_VALUE: a 32-byte key (a pubkey) as a tag value
+ * naming it is kept (packed). */
+enum bind_type { BIND_INT, BIND_BLOB, BIND_TEXT, BIND_TAG_VALUE, BIND_KEY_VALUE };
 
 struct bind {
 	enum bind_type type;
@@ -135,6 +137,36 @@ enum sb_shape {
 /* The conditions every shape shares.  When the rows are driven by one tag
  * condition (drive_tag >= 0, see sb_drive_tag), that condition is the join's
  * and the time range applies to the tag rows, whose index covers it. */
+/* " AND (kind NOT IN (private) OR pubkey IN (viewers) OR it names a viewer
+ * in a p tag)": the private events a subscription may read, selected in
+ * SQL so that a limit counts only those (relayd still checks each). */
+static void sb_private(struct sql_builder *sb, const struct query_scope *scope)
+{
+	sb_text(sb, " AND (events.kind NOT IN (");
+	for (uint32_t i = 0; i < scope->nprivate; i++) {
+		if (i)
+			sb_text(sb, ",");
+		sb_bind(sb, BIND_INT, scope->private_kinds[i], NULL, 0);
+	}
+	sb_text(sb, ")");
+	if (scope->nviewers) {
+		sb_text(sb, " OR events.pubkey IN (");
+		for (uint32_t i = 0; i < scope->nviewers; i++) {
+			if (i)
+				sb_text(sb, ",");
+			sb_bind(sb, BIND_BLOB, 0, scope->viewers[i], 32);
+		}
+		sb_text(sb, ") OR events.seq IN (SELECT seq FROM tags WHERE name = 'p' AND value IN (");
+		for (uint32_t i = 0; i < scope->nviewers; i++) {
+			if (i)
+				sb_text(sb, ",");
+			sb_bind(sb, BIND_KEY_VALUE, 0, scope->viewers[i], 32);
+		}
+		sb_text(sb, "))");
+	}
+	sb_text(sb, ")");
+}
+
 static void sb_conditions(struct sql_builder *sb, const struct filter *f,
 			  const struct query_scope *scope, int drive_tag)
 {
@@ -149,6 +181,8 @@ static void sb_conditions(struct sql_builder *sb, const struct filter *f,
 	sb_text(sb, " AND (expires_at IS NULL OR expires_at > ");
 	sb_bind(sb, BIND_INT, scope->now, NULL, 0);
 	sb_text(sb, ")");
+	if (scope->nprivate)
+		sb_private(sb, scope);
 	if (f->has_ids)
 		sb_in_blobs(sb, "id", (const uint8_t *)f->ids, f->nids, 32);
 	if (f->has_authors)
@@ -276,6 +310,8 @@ static void sb_apply(const struct sql_builder *sb, sqlite3_stmt *st)
 			sqlite3_bind_blob(st, at, b->ptr, b->len, SQLITE_STATIC);
 		else if (b->type == BIND_TAG_VALUE)
 			tagval_bind(st, at, b->ptr, (size_t)b->len);
+		else if (b->type == BIND_KEY_VALUE)
+			tagval_bind_key(st, at, b->ptr);
 		else
 			sqlite3_bind_text(st, at, b->ptr, b->len, SQLITE_TRANSIENT);
 	}
@@ -335,7 +371,8 @@ int query_sql_prepare_scoped(sqlite3 *db, const struct filter *f, const struct q
 int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint32_t limit,
 		      sqlite3_stmt **out)
 {
-	struct query_scope scope = { 0, max_seq, (int64_t)time(NULL), limit, true, false };
+	struct query_scope scope = { 0, max_seq, (int64_t)time(NULL), limit, true, false,
+				     NULL, 0, NULL, 0 };
 
 	return query_sql_prepare_scoped(db, f, &scope, out);
 }

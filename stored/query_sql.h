@@ -38,6 +38,13 @@ struct query_scope {
 			      the filter's index: for a narrow range (a replay
 			      of lost deliveries), where an index on kind or
 			      author would walk all of that kind's history */
+	/* private_kinds (relayd/private.h): events of these kinds are
+	 * selected only if their author or a p-tagged pubkey is one of the
+	 * viewers, before the limit; nprivate 0: no such kinds */
+	const uint32_t *private_kinds;
+	uint32_t nprivate;
+	const uint8_t (*viewers)[32];
+	uint32_t nviewers;
 };
 
 /*

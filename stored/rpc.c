@@ -172,6 +172,10 @@ static void rpc_sub_open(struct stored *s, const struct rpc_return *to, const vo
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	m.nfilters = 0;
+	if (m.nviewers && (job->viewers = malloc(sizeof(m.viewers[0]) * m.nviewers))) {
+		memcpy(job->viewers, m.viewers, sizeof(m.viewers[0]) * m.nviewers);
+		job->nviewers = m.nviewers;
+	}
 	msg_sub_open_release(&m);
 	rpc_push_bcast(s, job);
 }

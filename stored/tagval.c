@@ -1,6 +1,8 @@
 /* tagval.c - how a tag value is kept in the tags table (see tagval.h). */
 #include "tagval.h"
 
+#include <string.h>
+
 #include "../common/err.h"
 #include "../common/hex.h"
 
@@ -28,6 +30,15 @@ int tagval_bind(sqlite3_stmt *st, int at, const void *value, size_t len)
 	if (sqlite3_bind_blob(st, at, key, n, key == buf ? SQLITE_TRANSIENT : SQLITE_STATIC))
 		return ERR_DB;
 	return 0;
+}
+
+int tagval_bind_key(sqlite3_stmt *st, int at, const uint8_t key[32])
+{
+	uint8_t buf[TAGVAL_PACKED_LEN];
+
+	buf[0] = 0;
+	memcpy(buf + 1, key, TAGVAL_PACKED_LEN - 1);
+	return sqlite3_bind_blob(st, at, buf, TAGVAL_PACKED_LEN, SQLITE_TRANSIENT) ? ERR_DB : 0;
 }
 
 /* tagval_key(value): the kept form of a stored value (a blob or text of

@@ -37,6 +37,9 @@ const void *tagval_key(const void *value, size_t len, uint8_t buf[TAGVAL_PACKED_
 
 /* Binds value's kept form to parameter at of st (copied by SQLite when packed). */
 int tagval_bind(sqlite3_stmt *st, int at, const void *value, size_t len);
+/* Binds the kept form of a tag value naming the 32-byte key (its hex,
+ * packed): how a p tag naming that pubkey is kept. */
+int tagval_bind_key(sqlite3_stmt *st, int at, const uint8_t key[32]);
 
 /* Registers the SQL function tagval_key(value) on db, for converting rows. */
 int tagval_register(sqlite3 *db);

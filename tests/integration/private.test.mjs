@@ -2,7 +2,8 @@
  * private.test.mjs - kinds readable only by their parties (private_kinds =
  * 4,1059): a direct message reaches only connections authenticated (NIP-42)
  * as its author or as a p-tagged recipient, in stored history and live; a
- * COUNT that could count them is refused; other kinds are unaffected.
+ * COUNT that could count them is refused; a REQ for private kinds only
+ * before AUTH is answered CLOSED auth-required:; other kinds are unaffected.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,6 +62,47 @@ describe('private kinds', () => {
       await c.liveEvent('live', note.id);
       assert.equal(c.take((f) => f[0] === 'EVENT' && f[2].id === dm.id).length, 0, 'a DM leaked live');
     }
+  });
+
+  it('a REQ for private kinds only, before AUTH, is CLOSED auth-required:; after AUTH it is served', async () => {
+    const pub = await relay.connect();
+    const dm = signed(alice.sk, { kind: 1059, tags: [['p', bob.pk]], content: 'wrapped' });
+    assert.equal((await pub.publish(dm)).ok, true);
+    const c = await relay.connect();
+    const r = await c.req('dms', { kinds: [4, 1059], '#p': [bob.pk] });
+    assert.equal(r.eose, false);
+    assert.match(r.closed ?? '', /^auth-required: /);
+    /* a filter that also reaches public kinds is served, the private ones hidden */
+    const mixed = await c.req('mixed', { kinds: [1059] }, { kinds: [1], authors: [alice.pk] });
+    assert.equal(mixed.closed, null);
+    assert.ok(!mixed.events.some((e) => e.id === dm.id), 'a private event leaked');
+    await authenticate(relay, c, bob);
+    const again = await c.req('dms', { kinds: [4, 1059], '#p': [bob.pk] });
+    assert.equal(again.closed, null);
+    assert.ok(again.events.some((e) => e.id === dm.id), 'the recipient did not get the gift wrap');
+  });
+
+  it("a REQ's limit counts only the private events the connection may read", async () => {
+    const carol = keypair();
+    const pub = await relay.connect();
+    const note = signed(carol.sk, { kind: 1, content: 'older public note', created_at: 1700000000 });
+    assert.equal((await pub.publish(note)).ok, true);
+    const dms = [1, 2, 3].map((i) => signed(carol.sk, {
+      kind: 4, tags: [['p', bob.pk]], content: `newer dm ${i}`, created_at: 1700000000 + i,
+    }));
+    for (const dm of dms) assert.equal((await pub.publish(dm)).ok, true);
+    /* three newer DMs a third party may not read must not use up the limit */
+    const asEve = await relay.connect();
+    await authenticate(relay, asEve, eve);
+    const r = await asEve.req('lim', { authors: [carol.pk], limit: 2 });
+    assert.deepEqual(r.events.map((e) => e.id), [note.id]);
+    const anon = await relay.connect();
+    assert.deepEqual((await anon.req('lim', { authors: [carol.pk], limit: 1 })).events.map((e) => e.id), [note.id]);
+    /* the recipient, named in their p tags, gets the newest two */
+    const asBob = await relay.connect();
+    await authenticate(relay, asBob, bob);
+    assert.deepEqual((await asBob.req('lim', { authors: [carol.pk], limit: 2 })).events.map((e) => e.id),
+      [dms[2].id, dms[1].id]);
   });
 
   it('COUNT over private kinds is refused; other counts are served', async () => {

@@ -219,6 +219,8 @@ static const struct msg_sub_open sub_open_sample = {
 	.flags = MSG_SUB_HISTORY,
 	.nfilters = 3,
 	.filters = sample_filters,
+	.nviewers = 2,
+	.viewers = { { 0xaa, 1, 2, 3 }, { 0xbb, [31] = 0xcc } },
 };
 static const struct msg_sub_open sub_open_bare = {
 	.conn_id = 5,
@@ -470,6 +472,8 @@ static int sub_open_decode(const uint8_t *body, size_t len, const void *want)
 		ck_assert_uint_eq(m.nfilters, w->nfilters);
 		for (uint32_t i = 0; i < w->nfilters; i++)
 			assert_filter_eq(&m.filters[i], &w->filters[i]);
+		ck_assert_uint_eq(m.nviewers, w->nviewers);
+		ck_assert(memcmp(m.viewers, w->viewers, (size_t)w->nviewers * 32) == 0);
 	}
 	msg_sub_open_release(&m);
 	msg_sub_open_release(&m);
@@ -1293,6 +1297,7 @@ START_TEST(test_raw_filter)
 	limit_address_space();
 	raw_put_sub_open_start(&b, "s", 1, 0, 1);
 	raw_put_filter(&b, &raw_filters[_i].f);
+	wire_put_u32(&b, 0); /* no viewers */
 	assert_err(sub_open_decode((const uint8_t *)b.data, b.len, NULL), raw_filters[_i].err,
 		   raw_filters[_i].name);
 	buf_free(&b);
@@ -1339,7 +1344,38 @@ START_TEST(test_sub_open_fields)
 
 		raw_put_sub_open_start(&b, rows[i].sub_id ? rows[i].sub_id : id65, rows[i].len,
 				       rows[i].flags, 0);
+		wire_put_u32(&b, 0); /* no viewers */
 		ck_assert_int_eq(sub_open_decode((const uint8_t *)b.data, b.len, NULL), rows[i].err);
+		buf_free(&b);
+	}
+}
+END_TEST
+
+/* At most MSG_VIEWERS_MAX viewers, each 32 bytes, all of them there. */
+START_TEST(test_sub_open_viewers)
+{
+	static const struct {
+		uint32_t declared, written;
+		int err;
+	} rows[] = {
+		{ 0, 0, 0 },
+		{ 1, 1, 0 },
+		{ MSG_VIEWERS_MAX, MSG_VIEWERS_MAX, 0 },
+		{ MSG_VIEWERS_MAX + 1, MSG_VIEWERS_MAX + 1, ERR_INVAL },
+		{ UINT32_MAX, 1, ERR_INVAL },
+		{ 2, 1, ERR_TRUNC },
+	};
+	static const uint8_t key[32] = { 7 };
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct buf b = BUF_INIT;
+
+		raw_put_sub_open_start(&b, "s", 1, MSG_SUB_HISTORY, 0);
+		wire_put_u32(&b, rows[i].declared);
+		for (uint32_t k = 0; k < rows[i].written; k++)
+			wire_put_raw(&b, key, sizeof(key));
+		ck_assert_msg(sub_open_decode((const uint8_t *)b.data, b.len, NULL) == rows[i].err,
+			      "row %zu", i);
 		buf_free(&b);
 	}
 }
@@ -1686,6 +1722,8 @@ static void random_sub_open(struct msg_sub_open *m, char *sub_id)
 	m->filters = m->nfilters ? xmalloc(m->nfilters * sizeof(struct filter)) : NULL;
 	for (uint32_t i = 0; i < m->nfilters; i++)
 		random_filter(&m->filters[i]);
+	m->nviewers = rng_below(MSG_VIEWERS_MAX + 1);
+	random_bytes(m->viewers, sizeof(m->viewers));
 }
 
 /* Decodes, compares, re-encodes (the bytes must be identical), and checks
@@ -1806,6 +1844,7 @@ static Suite *msg_suite(void)
 	tcase_add_loop_test(raw, test_raw_filter, 0, NRAW_FILTERS);
 	tcase_add_test(raw, test_huge_search_length);
 	tcase_add_test(raw, test_sub_open_fields);
+	tcase_add_test(raw, test_sub_open_viewers);
 	tcase_add_test(raw, test_sub_replay_range);
 	tcase_add_test(raw, test_sub_close_sub_id_bounds);
 	tcase_add_test(raw, test_sub_open_huge_nfilters);

@@ -41,6 +41,7 @@
 #include "../../common/err.h"
 #include "../../common/event.h"
 #include "../../common/filter.h"
+#include "../../common/hex.h"
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
 #include "../../stored/query_sql.h"
@@ -263,6 +264,37 @@ static void teardown(void)
 }
 
 /* Reference: created_at descending, then id ascending. */
+/* Set: check_range asks as a subscription on a relay with private kinds
+ * (PRIVATE_KINDS) whose connection authenticated nviewers of viewers. */
+static bool with_private;
+static const uint32_t private_kinds[] = { 7, 40000 };
+static uint8_t viewers[2][32];
+static uint32_t nviewers;
+
+/* What a subscription so restricted may read: not a private kind, or its
+ * author or a p tag naming it (64 lowercase hex) is a viewer. */
+static bool ref_visible(const struct event *ev)
+{
+	uint8_t key[32];
+	bool private = false;
+
+	if (!with_private)
+		return true;
+	for (size_t k = 0; k < sizeof(private_kinds) / sizeof(private_kinds[0]); k++)
+		private |= ev->kind == private_kinds[k];
+	if (!private)
+		return true;
+	for (uint32_t v = 0; v < nviewers; v++) {
+		if (!memcmp(ev->pubkey, viewers[v], 32))
+			return true;
+		for (uint32_t t = 0; t < ev->ntags; t++)
+			if (ev->tags[t].name == 'p' && ev->tags[t].value_len == 64 &&
+			    !hex_decode(ev->tags[t].value, 64, key, 32) && !memcmp(key, viewers[v], 32))
+				return true;
+	}
+	return false;
+}
+
 static int ref_order(const void *a, const void *b)
 {
 	const struct ref_event *x = *(const struct ref_event *const *)a;
@@ -283,7 +315,7 @@ static size_t ref_query(const struct filter *f, int64_t min_seq, int64_t max_seq
 
 	for (size_t i = 0; i < nref; i++)
 		if (ref[i].present && ref[i].seq > min_seq && ref[i].seq <= max_seq &&
-		    filter_matches(f, &ref[i].ev))
+		    filter_matches(f, &ref[i].ev) && ref_visible(&ref[i].ev))
 			out[n++] = &ref[i];
 	qsort(out, n, sizeof(*out), ref_order);
 	return n < limit ? n : limit;
@@ -301,7 +333,17 @@ static int check_statement(const struct filter *f, int64_t min_seq, int64_t max_
 			   uint32_t limit, sqlite3_stmt **st)
 {
 	struct query_scope scope = { min_seq == NO_MIN ? 0 : min_seq, max_seq, (int64_t)time(NULL),
-				     limit, true, by_seq_range };
+				     limit, true, by_seq_range, NULL, 0, NULL, 0 };
+
+	if (with_private) {
+		scope.private_kinds = private_kinds;
+		scope.nprivate = sizeof(private_kinds) / sizeof(private_kinds[0]);
+		scope.viewers = (const uint8_t(*)[32])viewers;
+		scope.nviewers = nviewers;
+		/* query_sql_prepare() knows no privacy: go through the scoped one */
+		if (min_seq == NO_MIN && !cached)
+			return query_sql_prepare_scoped(db, f, &scope, st);
+	}
 
 	if (cached)
 		return query_sql_take_scoped(db, cached, f, &scope, st);
@@ -501,6 +543,35 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* private_kinds: a limit counts only the private events the subscription
+ * may read (author or p tag), with no viewer and with two, one of them a
+ * p-tag value the events carry; the rest as the reference says. */
+START_TEST(test_differential_private)
+{
+	size_t empty_filters = 0, hidden = 0, shown = 0;
+
+	with_private = true;
+	ck_assert_int_eq(hex_decode(HEX64, 64, viewers[1], 32), 0);
+	memcpy(viewers[0], pubkeys[0], 32);
+	for (nviewers = 0; nviewers <= 2; nviewers += 2) {
+		rng_state = 79 + nviewers;
+		ck_assert_uint_gt(run_random_filters(&empty_filters), NFILTERS / 8);
+	}
+	/* The check must have had private events to hide and to show. */
+	for (size_t i = 0; i < nref; i++) {
+		if (!ref[i].present || (ref[i].ev.kind != 7 && ref[i].ev.kind != 40000))
+			continue;
+		nviewers = 2;
+		shown += ref_visible(&ref[i].ev);
+		nviewers = 0;
+		hidden += !ref_visible(&ref[i].ev);
+	}
+	ck_assert_uint_gt(shown, 10);
+	ck_assert_uint_gt(hidden, shown);
+	with_private = false;
+}
+END_TEST
+
 /* The same comparisons through a small statement cache: kept statements
  * run again with other values, and others are evicted and prepared anew;
  * every answer must still be the reference's. */
@@ -572,7 +643,7 @@ static void check_count_and_pubkeys(const struct filter *fs, uint32_t n,
 START_TEST(test_count_and_pubkeys_differential)
 {
 	const int64_t cuts[] = { 0, last_seq / 2, last_seq - 5, last_seq };
-	struct query_scope scope = { 0, 0, (int64_t)time(NULL), 0, true, false };
+	struct query_scope scope = { 0, 0, (int64_t)time(NULL), 0, true, false, NULL, 0, NULL, 0 };
 	struct filter fs[3];
 	sqlite3_stmt *st = NULL;
 	char what[64];
@@ -612,7 +683,7 @@ static bool ref_matches_any(size_t i, const struct filter *fs, uint32_t n,
  * in seq order, with its json.  Returns the number of rows. */
 static size_t check_export(const struct filter *fs, uint32_t n, uint32_t page, const char *what)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), page, true, false };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), page, true, false, NULL, 0, NULL, 0 };
 	size_t want = 0, rows = 0, matches = 0;
 	sqlite3_stmt *st;
 	uint32_t got;
@@ -675,7 +746,7 @@ END_TEST
  * (checked inside a transaction that is rolled back), tags included. */
 START_TEST(test_delete_matches_count)
 {
-	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false };
+	struct query_scope scope = { 0, INT64_MAX, (int64_t)time(NULL), 0, true, false, NULL, 0, NULL, 0 };
 	struct filter fs[3];
 	sqlite3_stmt *st;
 	int64_t counted, after, tags_left;
@@ -724,7 +795,7 @@ END_TEST
 START_TEST(test_many_filters)
 {
 	const uint32_t n = 1000;
-	struct query_scope scope = { 0, last_seq, (int64_t)time(NULL), 0, true, false };
+	struct query_scope scope = { 0, last_seq, (int64_t)time(NULL), 0, true, false, NULL, 0, NULL, 0 };
 	struct filter *fs = calloc(n, sizeof(*fs));
 	sqlite3_stmt *st;
 	int64_t counted;
@@ -894,6 +965,7 @@ static Suite *query_sql_suite(void)
 	tcase_add_test(tc, test_tag_case_and_length);
 	tcase_add_test(tc, test_differential);
 	tcase_add_test(tc, test_differential_cached);
+	tcase_add_test(tc, test_differential_private);
 	tcase_add_test(tc, test_count_and_pubkeys_differential);
 	tcase_add_test(tc, test_export_differential);
 	tcase_add_test(tc, test_delete_matches_count);
