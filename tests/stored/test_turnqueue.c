@@ -171,26 +171,27 @@ static void *pop_one_light(void *arg)
 	return turnqueue_pop_light(arg, NULL);
 }
 
-/* A thread blocked in turnqueue_pop() by now (it had 50 ms to get there). */
-static pthread_t waiting_consumer(struct turnqueue *q)
+/* A thread blocked in pop (pop_one or pop_one_light) by now (it had 50 ms
+ * to get there). */
+static pthread_t waiting_in(struct turnqueue *q, void *(*pop)(void *))
 {
 	struct timespec pause = { 0, 50 * 1000000L };
 	pthread_t t;
 
-	ck_assert_int_eq(pthread_create(&t, NULL, pop_one, q), 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, pop, q), 0);
 	nanosleep(&pause, NULL);
 	return t;
 }
 
-/* The same in turnqueue_pop_light(): a consumer kept for cheap senders. */
+static pthread_t waiting_consumer(struct turnqueue *q)
+{
+	return waiting_in(q, pop_one);
+}
+
+/* A consumer kept for cheap senders, blocked in turnqueue_pop_light(). */
 static pthread_t waiting_kept_consumer(struct turnqueue *q)
 {
-	struct timespec pause = { 0, 50 * 1000000L };
-	pthread_t t;
-
-	ck_assert_int_eq(pthread_create(&t, NULL, pop_one_light, q), 0);
-	nanosleep(&pause, NULL);
-	return t;
+	return waiting_in(q, pop_one_light);
 }
 
 START_TEST(a_blocked_consumer_is_woken)
