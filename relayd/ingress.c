@@ -144,8 +144,10 @@ void ingress_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id,
  * its verb calls for (OK false for an EVENT or AUTH, CLOSED for a REQ or
  * COUNT), else a NOTICE (a refused CLOSE leaves its subscription open, so
  * it must not be answered CLOSED).  msg may be anything cJSON parsed, or
- * NULL. */
-static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg, const char *why)
+ * NULL.  cut: its strings may be cut short at an escaped NUL, so a REQ's id
+ * may name another subscription, which must stay open. */
+static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg, const char *why,
+			   bool cut)
 {
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0), *arg = cJSON_GetArrayItem(msg, 1);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(arg, "id");
@@ -158,9 +160,9 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 		char *text = reply_ok(raw, false, why, &len);
 
 		ingress_send_text(r, conn_id, text, len);
-	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg)) {
+	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg) && !cut) {
 		ingress_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
-	} else if (!strcmp(name, "COUNT") && cJSON_IsString(arg)) {
+	} else if ((!strcmp(name, "REQ") || !strcmp(name, "COUNT")) && cJSON_IsString(arg)) {
 		ingress_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
 		ingress_notice(r, conn_id, why);
@@ -174,7 +176,8 @@ static void ingress_refuse_unqueued(struct relayd *r, uint64_t conn_id, const ch
 	cJSON *msg = cJSON_ParseWithLengthOpts(data, len + 1, NULL, 1);
 
 	atomic_fetch_add(&r->stats.lane_refused, 1);
-	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down");
+	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down",
+		       jsonstr_has_nul_escape(data, len));
 	cJSON_Delete(msg);
 }
 
@@ -190,12 +193,13 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 	char why[96];
 
 	if (job->limited && cJSON_IsArray(msg)) {
-		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down");
+		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down",
+			       jsonstr_has_nul_escape(job->data, job->len));
 	} else if (memchr(job->data, '\0', job->len)) {
 		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
 	} else if (jsonstr_has_nul_escape(job->data, job->len)) {
 		ingress_refuse(lane->r, job->conn_id, msg,
-			       "invalid: strings with \\u0000 (NUL) are not supported");
+			       "invalid: strings with \\u0000 (NUL) are not supported", true);
 	} else if (!cJSON_IsArray(msg)) {
 		ingress_notice(lane->r, job->conn_id,
 			       msg ? "invalid: a message must be a JSON array" : "invalid: not valid JSON");

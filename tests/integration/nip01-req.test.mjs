@@ -174,6 +174,18 @@ describe('NIP-01 REQ', () => {
       });
     }
 
+    it('a REQ refused for an id holding \\u0000 leaves the subscription of its cut-short id open', async () => {
+      const D = keypair();
+      const c = await relay.connect();
+      const pub = await relay.connect();
+      assert.equal((await c.req('a', { authors: [D.pk] })).eose, true);
+      c.send('["REQ","a\\u0000b",{}]');
+      const closed = await c.waitFor((f) => f[0] === 'CLOSED');
+      assert.match(closed[2], /^invalid: /);
+      const e = await pub.mustPublish(signed(D.sk, { content: 'still open' }));
+      await c.liveEvent('a', e.id);
+    });
+
     it('CLOSE ends a subscription without a CLOSED reply', async () => {
       const D = keypair();
       const c = await relay.connect();
