@@ -181,6 +181,45 @@ static void ingress_refuse_unqueued(struct relayd *r, uint64_t conn_id, const ch
 	cJSON_Delete(msg);
 }
 
+/* The id of an EVENT the JSON reader refused (a lone UTF-16 surrogate, say):
+ * the text begins ["EVENT", and holds "id":"<64 lowercase hex>".  Inside a
+ * JSON string every quote is escaped, so that pattern is only ever a key. */
+static bool ingress_unparsed_event_id(const char *data, size_t len, uint8_t id[32])
+{
+	static const char key[] = "\"id\":\"";
+	const char *p = data, *end = data + len, *at;
+
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if (p == end || *p++ != '[')
+		return false;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	if ((size_t)(end - p) < 7 || memcmp(p, "\"EVENT\"", 7) != 0)
+		return false;
+	at = memmem(p, (size_t)(end - p), key, sizeof(key) - 1);
+	if (!at || (size_t)(end - at) < sizeof(key) - 1 + 65 || at[sizeof(key) - 1 + 64] != '"')
+		return false;
+	return hex_decode(at + sizeof(key) - 1, 64, id, 32) == 0;
+}
+
+/* A message that is not JSON: an EVENT whose id can still be read gets its
+ * OK false (NIP-01: every EVENT is answered so), anything else a NOTICE. */
+static void ingress_unparsed(struct relayd *r, uint64_t conn_id, const char *data, size_t len)
+{
+	static const char why[] = "invalid: not valid JSON";
+	uint8_t id[32];
+	size_t n = 0;
+	char *text;
+
+	if (ingress_unparsed_event_id(data, len, id)) {
+		text = reply_ok(id, false, why, &n);
+		ingress_send_text(r, conn_id, text, n);
+	} else {
+		ingress_notice(r, conn_id, why);
+	}
+}
+
 static void ingress_dispatch(struct ingress_server *server, const struct ingress_job *job)
 {
 	struct ingress_lane *lane = server->lane;
@@ -200,9 +239,10 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 	} else if (jsonstr_has_nul_escape(job->data, job->len)) {
 		ingress_refuse(lane->r, job->conn_id, msg,
 			       "invalid: strings with \\u0000 (NUL) are not supported", true);
+	} else if (!msg) {
+		ingress_unparsed(lane->r, job->conn_id, job->data, job->len);
 	} else if (!cJSON_IsArray(msg)) {
-		ingress_notice(lane->r, job->conn_id,
-			       msg ? "invalid: a message must be a JSON array" : "invalid: not valid JSON");
+		ingress_notice(lane->r, job->conn_id, "invalid: a message must be a JSON array");
 	} else if (!cJSON_IsString(verb)) {
 		ingress_notice(lane->r, job->conn_id, "invalid: the first element must be a verb string");
 	} else {

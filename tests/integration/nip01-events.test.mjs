@@ -183,6 +183,24 @@ describe('NIP-01 events', () => {
     }
   });
 
+  describe('an EVENT the JSON reader refuses still gets its OK when its id can be read', () => {
+    /* A lone UTF-16 surrogate is no character: the message is not JSON. */
+    for (const [name, escape] of [['a lone high surrogate', '\\ud800'], ['a lone low surrogate', '\\udfff']]) {
+      it(name, async () => {
+        const ev = signed(sk, { content: `surrogate ${name} PLACEHOLDER` });
+        const c = await relay.connect();
+        const reply = await c.publishRaw(JSON.stringify(['EVENT', ev]).replace('PLACEHOLDER', escape));
+        assert.deepEqual(reply, ['OK', ev.id, false, 'invalid: not valid JSON']);
+        assert.equal(await fetchById(c, ev.id), undefined);
+      });
+    }
+    it('without a readable id: a NOTICE', async () => {
+      const c = await relay.connect();
+      const reply = await c.publishRaw('["EVENT",{"id":"short","content":"\\ud800"}]');
+      assert.deepEqual(reply, ['NOTICE', 'invalid: not valid JSON']);
+    });
+  });
+
   describe('canonical ids: every id nostr-tools computes is accepted and read back', () => {
     const SEVEN = 'quote" backslash\\ newline\n return\r tab\t backspace\b formfeed\f';
     const TEXTS = [
