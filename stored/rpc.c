@@ -18,9 +18,14 @@
 #include "manage.h"
 #include "query.h"
 #include "queue.h"
+#include "recent.h"
 #include "stored.h"
 #include "reply.h"
 #include "writer.h"
+
+/* Ephemeral ids remembered to answer a repeat "duplicate:" (recent.h): at
+ * least half this many of the latest, about 1 MiB of tables. */
+#define RPC_EPHEMERAL_RECENT 16384
 
 /* Largest request stored accepts: an event at the configured message limit
  * plus framing, never less than nng's usual 1 MiB. */
@@ -109,6 +114,15 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 			why = "error: the relay's rules could not be checked, retry";
 		writer_count_reject(&s->stats, why);
 		rpc_answer_event(s, to, m->conn_id, id, false, why);
+		return;
+	}
+	/* Sent twice (a retry, two connections): relayed once, and the second
+	 * OK says so as it would for a stored event.  Without the set (no
+	 * memory) every copy is relayed. */
+	if (s->ephemeral_seen && recent_ids_seen(s->ephemeral_seen, id)) {
+		atomic_fetch_add(&s->stats.events_duplicate, 1);
+		rpc_answer_event(s, to, m->conn_id, id, true,
+				 "duplicate: this ephemeral event was relayed already");
 		return;
 	}
 	job = rpc_bcast_job(BCAST_EVENT, to);
@@ -394,6 +408,7 @@ void rpc_run(struct stored *s)
 	int rv;
 
 	s->gate = gate_open(s->db_path); /* without it ephemeral events are refused */
+	s->ephemeral_seen = recent_ids_new(RPC_EPHEMERAL_RECENT);
 	while ((rv = nng_recvmsg(s->rpc, &msg, 0)) == 0) {
 		rpc_dispatch(s, msg);
 		nng_msg_free(msg);
@@ -402,6 +417,8 @@ void rpc_run(struct stored *s)
 		log_warnx("rpc receive: %s", nng_strerror(rv));
 	gate_close(s->gate);
 	s->gate = NULL;
+	recent_ids_free(s->ephemeral_seen);
+	s->ephemeral_seen = NULL;
 }
 
 static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)

@@ -26,6 +26,7 @@
 
 struct gate;
 struct queue;
+struct recent_ids;
 struct turnqueue;
 
 /* Where a reply goes: the worker, and the request pipe it asked on (a reply
@@ -124,6 +125,7 @@ struct stored {
 	atomic_bool stopping;
 	struct metrics *metrics; /* its thread (metrics.h) */
 	struct gate *gate;       /* the rpc thread's checks of ephemeral events (gate.h) */
+	struct recent_ids *ephemeral_seen; /* the rpc thread's: ephemeral ids relayed lately */
 };
 
 #endif

@@ -217,6 +217,24 @@ describe('NIP-01 kinds', () => {
       const r = await c.req('eph', { ids: evs.map((e) => e.id) });
       assert.deepEqual(r.events, []);
     });
+
+    it('an ephemeral event sent again is answered duplicate: and relayed once', async () => {
+      const { sk, pk } = keypair();
+      const sub = await relay.connectTo(2);
+      assert.equal((await sub.req('eph2', { authors: [pk] })).eose, true);
+      const eph = signed(sk, { kind: 20001, content: 'once' });
+      const first = await relay.connectTo(1);
+      const again = await relay.connectTo(2);
+      const once = await first.publish(eph);
+      assert.equal(once.ok, true);
+      assert.equal(once.message, '');
+      const second = await again.publish(eph);
+      assert.equal(second.ok, true);
+      assert.match(second.message, /^duplicate: /);
+      const sentinel = await first.mustPublish(signed(sk, { kind: 1, content: 'after the ephemeral' }));
+      await sub.liveEvent('eph2', sentinel.id);
+      assert.deepEqual(sub.take((m) => m[0] === 'EVENT' && m[1] === 'eph2').map((m) => m[2].id), [eph.id]);
+    });
   });
 
   itStopsCleanly(relay);
