@@ -65,10 +65,23 @@ void search_free(struct search_terms *t)
 /* The FTS5 tokenizer the stored index is built with (unicode61, default
  * options: stored/search_index.c), run on a private in-memory connection.
  * A tokenizer keeps a scratch buffer, so each thread has its own. */
+/* The tokens of a text, folded as the index folds them. */
+struct search_tokens {
+	struct buf text;
+	struct { size_t at, len; } *tok;
+	size_t n, cap;
+};
+
 struct search_words {
 	sqlite3 *db;
 	fts5_tokenizer api;
 	Fts5Tokenizer *tok;
+	/* The last content tokenized, kept: the broadcaster matches one event
+	 * against every search subscription in turn. */
+	struct buf doc_text;
+	struct search_tokens doc;
+	bool doc_valid;
+	struct search_tokens phrase; /* scratch for a term's tokens */
 };
 
 static _Thread_local struct search_words *search_tls;
@@ -85,6 +98,12 @@ static fts5_api *search_fts5_api(sqlite3 *db)
 	}
 	sqlite3_finalize(st);
 	return api;
+}
+
+static void search_tokens_free(struct search_tokens *t)
+{
+	buf_free(&t->text);
+	free(t->tok);
 }
 
 static struct search_words *search_thread_words(void)
@@ -118,16 +137,12 @@ void search_thread_end(void)
 		return;
 	w->api.xDelete(w->tok);
 	sqlite3_close(w->db);
+	buf_free(&w->doc_text);
+	search_tokens_free(&w->doc);
+	search_tokens_free(&w->phrase);
 	free(w);
 	search_tls = NULL;
 }
-
-/* The tokens of a text, folded as the index folds them. */
-struct search_tokens {
-	struct buf text;
-	struct { size_t at, len; } *tok;
-	size_t n, cap;
-};
 
 static int search_take_token(void *ctx, int flags, const char *token, int len, int start, int end)
 {
@@ -186,38 +201,43 @@ static bool search_has_phrase(const struct search_tokens *doc, const struct sear
 	return false;
 }
 
-static void search_tokens_free(struct search_tokens *t)
+/* w->doc: the tokens of content, kept from the last call when it was the
+ * same text. */
+static int search_doc_tokens(struct search_words *w, const char *content, size_t len)
 {
-	buf_free(&t->text);
-	free(t->tok);
+	if (w->doc_valid && w->doc_text.len == len && memcmp(w->doc_text.data, content, len) == 0)
+		return 0;
+	w->doc_valid = false;
+	buf_reset(&w->doc_text);
+	if (buf_append(&w->doc_text, content, len) ||
+	    search_tokenize(w, FTS5_TOKENIZE_DOCUMENT, content, len, &w->doc))
+		return ERR_NOMEM;
+	w->doc_valid = true;
+	return 0;
 }
 
 bool search_matches(const struct search_terms *t, const char *content, size_t len)
 {
-	struct search_tokens doc = { BUF_INIT, NULL, 0, 0 }, phrase = { BUF_INIT, NULL, 0, 0 };
 	struct search_words *w;
 	size_t phrases = 0;
 	bool hit = true;
 
 	if (t->n == 0)
 		return true; /* only extensions, or nothing: constrains nothing */
-	if (!content || !(w = search_thread_words()) ||
-	    search_tokenize(w, FTS5_TOKENIZE_DOCUMENT, content, len, &doc))
+	if (!content || !(w = search_thread_words()) || search_doc_tokens(w, content, len))
 		hit = false;
 	/* Each term is a quoted phrase in the index's query
 	 * (search_fts_expression()): its tokens, in a row.  A term with no
 	 * token (punctuation only) drops out, as FTS5 drops an empty phrase;
 	 * if every term does, the query matches nothing. */
 	for (size_t i = 0; hit && i < t->n; i++) {
-		if (search_tokenize(w, FTS5_TOKENIZE_QUERY, t->term[i], strlen(t->term[i]), &phrase)) {
+		if (search_tokenize(w, FTS5_TOKENIZE_QUERY, t->term[i], strlen(t->term[i]), &w->phrase)) {
 			hit = false;
-		} else if (phrase.n) {
+		} else if (w->phrase.n) {
 			phrases++;
-			hit = search_has_phrase(&doc, &phrase);
+			hit = search_has_phrase(&w->doc, &w->phrase);
 		}
 	}
-	search_tokens_free(&doc);
-	search_tokens_free(&phrase);
 	return hit && phrases > 0;
 }
 

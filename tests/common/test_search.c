@@ -158,6 +158,26 @@ START_TEST(test_matches)
 }
 END_TEST
 
+/* The tokens of the last content are kept for the next call with the same
+ * text: a buffer changed in place between calls is read again. */
+START_TEST(test_matches_same_buffer_changed)
+{
+	char text[] = "hello world";
+	struct search_terms t;
+
+	ck_assert_int_eq(search_parse("hello", &t), 0);
+	ck_assert(search_matches(&t, text, strlen(text)));
+	ck_assert(search_matches(&t, text, strlen(text)));
+	text[0] = 'j';
+	ck_assert(!search_matches(&t, text, strlen(text)));
+	text[0] = 'h';
+	ck_assert(search_matches(&t, text, strlen(text)));
+	ck_assert(!search_matches(&t, text, 4)); /* "hell" */
+	search_free(&t);
+	search_thread_end();
+}
+END_TEST
+
 /* Matching looks only at the given length (content need not end in NUL). */
 START_TEST(test_matches_length)
 {
@@ -368,6 +388,7 @@ static Suite *search_suite(void)
 	tc = tcase_create("matches");
 	tcase_add_test(tc, test_matches);
 	tcase_add_test(tc, test_matches_length);
+	tcase_add_test(tc, test_matches_same_buffer_changed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fts");
 	tcase_add_checked_fixture(tc, fts_open, fts_close);
