@@ -675,6 +675,8 @@ int msg_encode_sub_open(struct buf *out, const struct msg_header *h, const struc
 {
 	struct msg_writer w;
 
+	if (m->nviewers > MSG_VIEWERS_MAX)
+		return ERR_INVAL; /* the decoder refuses more; nothing written */
 	writer_begin(&w, out, h, MSG_SUB_OPEN);
 	put_u64(&w, m->conn_id);
 	put_u32(&w, m->sub_serial);

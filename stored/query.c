@@ -136,10 +136,13 @@ static int query_filter(struct query_worker *q, const struct query_job *job, con
 	sqlite3_stmt *st;
 	int rc;
 
+	/* A replay (SUB_REPLAY) names no viewers and has no limit to protect:
+	 * its private events are left to the worker's own check. */
 	struct query_scope scope = { job->min_seq, job->max_seq, (int64_t)time(NULL), limit,
-				     q->s->cfg.search != 0, job->replay, q->private_kinds,
-				     q->nprivate, (const uint8_t(*)[32])job->viewers,
-				     job->nviewers };
+				     q->s->cfg.search != 0, job->replay,
+				     job->replay ? NULL : q->private_kinds,
+				     job->replay ? 0 : q->nprivate,
+				     (const uint8_t(*)[32])job->viewers, job->nviewers };
 
 	if (limit == 0 || filter_is_empty(f) || job->max_seq <= job->min_seq)
 		return 0;
@@ -416,6 +419,7 @@ int query_start(struct stored *s, pthread_t *threads, size_t n)
 			stmt_cache_free(q->stmts);
 			db_close(q->db);
 			free(q->events);
+			free(q->private_kinds);
 			free(q);
 			return ERR_DB;
 		}

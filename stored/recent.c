@@ -3,10 +3,13 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "hmap.h"
 
 /* One generation: an open-addressed table at most half full, so a probe
- * ends soon at an empty slot.  An id is 32 bytes of SHA-256, so its first
- * 8 bytes are as good a hash as any. */
+ * ends soon at an empty slot. */
 struct recent_gen {
 	uint8_t (*ids)[32];
 	bool *used;
@@ -17,14 +20,28 @@ struct recent_ids {
 	struct recent_gen gen[2]; /* [0] fills; [1] is the one before */
 	size_t per_gen;           /* ids a generation takes before it turns */
 	size_t slots;             /* table size of a generation, a power of two */
+	uint64_t k0, k1;          /* the SipHash key */
 };
 
 static size_t recent_slot(const struct recent_ids *r, const uint8_t id[32])
 {
-	uint64_t h;
+	return (size_t)hmap_siphash(r->k0, r->k1, id, 32) & (r->slots - 1);
+}
 
-	memcpy(&h, id, sizeof(h));
-	return (size_t)h & (r->slots - 1);
+/* A key from the kernel; the clock only if it has no entropy yet (early
+ * boot), when the table is merely easier to slow down. */
+static void recent_seed(struct recent_ids *r)
+{
+	uint64_t k[2];
+	struct timespec ts;
+
+	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		k[0] = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)r;
+		k[1] = (uint64_t)ts.tv_sec * UINT64_C(0xc2b2ae3d27d4eb4f);
+	}
+	r->k0 = k[0];
+	r->k1 = k[1];
 }
 
 /* The slot holding id in g, or the empty one where it would go. */
@@ -50,6 +67,7 @@ struct recent_ids *recent_ids_new(size_t capacity)
 
 	if (!r)
 		return NULL;
+	recent_seed(r);
 	r->per_gen = capacity > 2 ? capacity / 2 : 1;
 	for (r->slots = 2; r->slots < 2 * r->per_gen; r->slots *= 2)
 		;
@@ -73,16 +91,19 @@ void recent_ids_free(struct recent_ids *r)
 	free(r);
 }
 
-bool recent_ids_seen(struct recent_ids *r, const uint8_t id[32])
+bool recent_ids_has(const struct recent_ids *r, const uint8_t id[32])
+{
+	return r->gen[0].used[recent_find(r, &r->gen[0], id)] ||
+	       r->gen[1].used[recent_find(r, &r->gen[1], id)];
+}
+
+void recent_ids_add(struct recent_ids *r, const uint8_t id[32])
 {
 	struct recent_gen *g = &r->gen[0];
-	size_t i;
+	size_t i = recent_find(r, g, id);
 
-	if (r->gen[1].used[recent_find(r, &r->gen[1], id)])
-		return true;
-	i = recent_find(r, g, id);
 	if (g->used[i])
-		return true;
+		return;
 	if (g->n == r->per_gen) {
 		/* The newer generation is full: it becomes the older, and the
 		 * older, emptied, takes its place. */
@@ -98,5 +119,4 @@ bool recent_ids_seen(struct recent_ids *r, const uint8_t id[32])
 	memcpy(g->ids[i], id, 32);
 	g->used[i] = true;
 	g->n++;
-	return false;
 }

@@ -36,12 +36,16 @@ static size_t rpc_max_message(const struct stored *s)
 	return want < 1048576 ? 1048576 : want;
 }
 
-static void rpc_push_bcast(struct stored *s, struct bcast_job *job)
+/* Queues job for the broadcaster; returns 0, or -1 when the queue was full
+ * (the job is freed and the drop logged). */
+static int rpc_push_bcast(struct stored *s, struct bcast_job *job)
 {
 	if (queue_push(s->bcast_q, job)) {
 		log_warnx("broadcast queue full: dropped a %d request", job->kind);
 		bcast_job_free(job);
+		return -1;
 	}
+	return 0;
 }
 
 static struct bcast_job *rpc_bcast_job(enum bcast_kind kind, const struct rpc_return *to)
@@ -119,7 +123,7 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 	/* Sent twice (a retry, two connections): relayed once, and the second
 	 * OK says so as it would for a stored event.  Without the set (no
 	 * memory) every copy is relayed. */
-	if (s->ephemeral_seen && recent_ids_seen(s->ephemeral_seen, id)) {
+	if (s->ephemeral_seen && recent_ids_has(s->ephemeral_seen, id)) {
 		atomic_fetch_add(&s->stats.events_duplicate, 1);
 		rpc_answer_event(s, to, m->conn_id, id, true,
 				 "duplicate: this ephemeral event was relayed already");
@@ -132,7 +136,14 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 	}
 	job->event = m->event;
 	memset(&m->event, 0, sizeof(m->event));
-	rpc_push_bcast(s, job);
+	/* Only an event handed on counts as relayed: one refused here may be
+	 * sent again and must not be taken for a duplicate then. */
+	if (rpc_push_bcast(s, job)) {
+		rpc_answer_event(s, to, m->conn_id, id, false, "error: the relay is overloaded, retry");
+		return;
+	}
+	if (s->ephemeral_seen)
+		recent_ids_add(s->ephemeral_seen, id);
 	atomic_fetch_add(&s->stats.ephemeral_delivered, 1);
 	rpc_answer_event(s, to, m->conn_id, id, true, "");
 }
@@ -186,7 +197,16 @@ static void rpc_sub_open(struct stored *s, const struct rpc_return *to, const vo
 	job->nfilters = m.nfilters;
 	m.filters = NULL;
 	m.nfilters = 0;
-	if (m.nviewers && (job->viewers = malloc(sizeof(m.viewers[0]) * m.nviewers))) {
+	if (m.nviewers) {
+		/* Without them the reader would silently miss its private events:
+		 * dropped like a job without memory, its worker's wait for the
+		 * answer ends in CLOSED error:. */
+		job->viewers = malloc(sizeof(m.viewers[0]) * m.nviewers);
+		if (!job->viewers) {
+			msg_sub_open_release(&m);
+			bcast_job_free(job);
+			return;
+		}
 		memcpy(job->viewers, m.viewers, sizeof(m.viewers[0]) * m.nviewers);
 		job->nviewers = m.nviewers;
 	}

@@ -277,6 +277,33 @@ describe('a worker that falls behind stored', () => {
   });
 });
 
+describe('a worker that falls behind stored, with private kinds', () => {
+  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, private_kinds: '4' } });
+
+  it("sends its reader's lost direct messages again, each once", async () => {
+    const alice = keypair();
+    const bob = keypair();
+    const sub = await relay.connectTo(2);
+    await until(() => sub.challenge !== null, { timeout: 3000, what: 'a challenge' });
+    const auth = signed(bob.sk, { kind: 22242, tags: [['relay', relay.url], ['challenge', sub.challenge]] });
+    sub.send(['AUTH', auth]);
+    assert.equal((await sub.okFor(auth.id)).ok, true);
+    assert.equal((await sub.req('dms', { kinds: [4], '#p': [bob.pk] })).eose, true);
+    const dms = [];
+    for (let i = 0; i < 1300; i++) dms.push(signed(alice.sk, { kind: 4, tags: [['p', bob.pk]], content: `c${i}` }));
+    const pub = await relay.connectTo(1);
+    const events = await burstWhileStopped(relay, 2, pub, dms);
+    const closing = signed(alice.sk, { kind: 4, tags: [['p', bob.pk]], content: 'closing' });
+    events.push(closing);
+    assert.equal((await pub.publish(closing)).ok, true);
+    /* The replay names no reader: stored must leave the check to the
+     * worker, not drop every private event from it. */
+    await assertEachOnce(sub, 'dms', events);
+    const text = await metricsOnceReported(relay, 2, 1302);
+    console.log(`# private, falls behind: ${metricValue(text, 'relay_worker_deliver_gaps_total{worker="2"}')} deliveries counted lost`);
+  });
+});
+
 describe('a subscription waiting for its history while its worker falls behind', () => {
   /* One query thread, kept busy by COUNTs that each read the preloaded
    * events 400 times over, holds the subscription's history back. */

@@ -1366,7 +1366,14 @@ START_TEST(test_sub_open_viewers)
 		{ 2, 1, ERR_TRUNC },
 	};
 	static const uint8_t key[32] = { 7 };
+	struct msg_sub_open many = sub_open_sample;
+	struct buf out = BUF_INIT;
 
+	/* The encoder refuses what the decoder would, and writes nothing. */
+	many.nviewers = MSG_VIEWERS_MAX + 1;
+	ck_assert_int_eq(msg_encode_sub_open(&out, &sample_header, &many), ERR_INVAL);
+	ck_assert_uint_eq(out.len, 0);
+	buf_free(&out);
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct buf b = BUF_INIT;
 

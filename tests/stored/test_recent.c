@@ -4,6 +4,7 @@
  * once two generations have passed; random ids never collide.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,15 @@ static void id_of(uint64_t n, uint8_t id[32])
 		x *= 0xBF58476D1CE4E5B9ull;
 		memcpy(id + i, &x, 8);
 	}
+}
+
+/* Whether id was there, adding it if not: how stored asks. */
+static bool recent_ids_seen(struct recent_ids *r, const uint8_t id[32])
+{
+	if (recent_ids_has(r, id))
+		return true;
+	recent_ids_add(r, id);
+	return false;
 }
 
 START_TEST(an_id_is_seen_the_second_time_only)
