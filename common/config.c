@@ -307,6 +307,24 @@ static int config_kind_list_valid(const char *text)
 	return 1;
 }
 
+size_t config_kinds(const char *text, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = text; *p;) {
+		char *end;
+		unsigned long k = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (n < max)
+			out[n] = (uint32_t)k;
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	return n;
+}
+
 /* Cross-field checks that one key's bounds cannot express. */
 static int config_validate(const struct config *cfg, char *err, size_t err_len)
 {

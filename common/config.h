@@ -103,6 +103,10 @@ int config_load(const char *path, struct config *out, char *err, size_t err_len)
 /* Applies one "key = value" setting; used by config_load and tests. */
 int config_set(struct config *cfg, const char *key, const char *value, char *err, size_t err_len);
 
+/* The kinds of a list such as private_kinds ("4,1059", checked at load),
+ * the first max of them into out; returns how many the list holds. */
+size_t config_kinds(const char *text, uint32_t *out, size_t max);
+
 /* Writes a commented sample file with every key at its default. */
 void config_write_sample(FILE *out);
 

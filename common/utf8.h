@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 /* Code points in the len bytes at s: the bytes that do not continue a
- * sequence (10xxxxxx).  The text is UTF-8 already (a websocket text frame
+ * sequence (whose top two bits are 10).  The text is UTF-8 already (a websocket text frame
  * is checked, and the JSON reader writes escapes as UTF-8), so this does not
  * validate it. */
 size_t utf8_chars(const char *s, size_t len);

@@ -11,18 +11,13 @@
 
 bool private_kind(const struct config *cfg, uint32_t kind)
 {
-	const char *p = cfg->private_kinds;
+	/* A kind and a comma each: no list that fits the key holds more. */
+	uint32_t kinds[CONFIG_TEXT_MAX / 2];
+	size_t n = config_kinds(cfg->private_kinds, kinds, CONFIG_TEXT_MAX / 2);
 
-	while (*p) {
-		char *end;
-		unsigned long k = strtoul(p, &end, 10);
-
-		if (end == p)
-			return false;
-		if (k == kind)
+	for (size_t i = 0; i < n && i < CONFIG_TEXT_MAX / 2; i++)
+		if (kinds[i] == kind)
 			return true;
-		p = *end ? end + 1 : end;
-	}
 	return false;
 }
 

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "../common/err.h"
 
@@ -72,6 +74,17 @@ uint64_t hmap_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len)
 	for (int i = 0; i < 4; i++)
 		sip_round(v);
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+void hmap_seed(uint64_t seed[2])
+{
+	struct timespec ts;
+
+	if (getrandom(seed, 2 * sizeof(uint64_t), GRND_NONBLOCK) == 2 * sizeof(uint64_t))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seed[0] = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)seed;
+	seed[1] = (uint64_t)ts.tv_sec * UINT64_C(0xc2b2ae3d27d4eb4f);
 }
 
 void hmap_init(struct hmap *m, uint64_t k0, uint64_t k1)

@@ -39,6 +39,11 @@ struct hmap {
  * bytes read little-endian, k1 the last eight. */
 uint64_t hmap_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len);
 
+/* A hash key from the kernel, for tables whose keys clients choose.  The
+ * clock-and-address fallback is weak, but it only matters if getrandom()
+ * fails (entropy not ready at early boot). */
+void hmap_seed(uint64_t seed[2]);
+
 /* Initialises an empty map hashing under (k0, k1).  Allocates nothing. */
 void hmap_init(struct hmap *m, uint64_t k0, uint64_t k1);
 

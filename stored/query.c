@@ -368,27 +368,16 @@ static void *query_main(void *arg)
 	return NULL;
 }
 
-/* The kinds in private_kinds ("4,1059"; checked by config.c), into a new
- * array; 0 without any (or without memory: relayd still hides them). */
+/* The kinds in private_kinds, into a new array; 0 without any (or without
+ * memory: relayd still hides them). */
 static uint32_t query_parse_private_kinds(const char *text, uint32_t **out)
 {
-	uint32_t n = 0;
+	size_t n = config_kinds(text, NULL, 0);
 
-	*out = calloc(strlen(text) / 2 + 1, sizeof(**out)); /* a kind and a comma each */
-	for (const char *p = text; *out && *p;) {
-		char *end;
-		unsigned long k = strtoul(p, &end, 10);
-
-		if (end == p)
-			break;
-		(*out)[n++] = (uint32_t)k;
-		p = *end ? end + 1 : end;
-	}
-	if (n == 0) {
-		free(*out);
-		*out = NULL;
-	}
-	return n;
+	*out = n ? calloc(n, sizeof(**out)) : NULL;
+	if (!*out)
+		return 0;
+	return (uint32_t)config_kinds(text, *out, n);
 }
 
 size_t query_threads_kept(const struct config *cfg)

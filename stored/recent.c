@@ -3,9 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-
 #include "hmap.h"
 
 /* One generation: an open-addressed table at most half full, so a probe
@@ -28,21 +25,7 @@ static size_t recent_slot(const struct recent_ids *r, const uint8_t id[32])
 	return (size_t)hmap_siphash(r->k0, r->k1, id, 32) & (r->slots - 1);
 }
 
-/* A key from the kernel; the clock only if it has no entropy yet (early
- * boot), when the table is merely easier to slow down. */
-static void recent_seed(struct recent_ids *r)
-{
-	uint64_t k[2];
-	struct timespec ts;
 
-	if (getrandom(k, sizeof(k), GRND_NONBLOCK) != sizeof(k)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		k[0] = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)r;
-		k[1] = (uint64_t)ts.tv_sec * UINT64_C(0xc2b2ae3d27d4eb4f);
-	}
-	r->k0 = k[0];
-	r->k1 = k[1];
-}
 
 /* The slot holding id in g, or the empty one where it would go. */
 static size_t recent_find(const struct recent_ids *r, const struct recent_gen *g,
@@ -64,10 +47,13 @@ static void recent_gen_free(struct recent_gen *g)
 struct recent_ids *recent_ids_new(size_t capacity)
 {
 	struct recent_ids *r = calloc(1, sizeof(*r));
+	uint64_t key[2];
 
 	if (!r)
 		return NULL;
-	recent_seed(r);
+	hmap_seed(key);
+	r->k0 = key[0];
+	r->k1 = key[1];
 	r->per_gen = capacity > 2 ? capacity / 2 : 1;
 	for (r->slots = 2; r->slots < 2 * r->per_gen; r->slots *= 2)
 		;

@@ -150,19 +150,6 @@ static size_t sub_key(uint8_t *key, uint16_t worker, uint64_t conn_id, const cha
 
 /* ---- lifetime ---- */
 
-/* Map seeds come from the kernel.  The clock-and-address fallback is weak,
- * but it only matters if getrandom() fails (entropy not ready at early boot). */
-static void subidx_seed(uint64_t seed[2])
-{
-	struct timespec ts;
-
-	if (getrandom(seed, 2 * sizeof(uint64_t), GRND_NONBLOCK) == 2 * sizeof(uint64_t))
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	seed[0] = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)seed;
-	seed[1] = (uint64_t)ts.tv_sec * UINT64_C(0xc2b2ae3d27d4eb4f);
-}
-
 static struct bucket *bucket_new(struct hmap *map, const void *key, size_t keylen)
 {
 	struct bucket *b = malloc(sizeof(*b) + keylen);
@@ -184,7 +171,7 @@ struct subidx *subidx_new(void)
 
 	if (!idx)
 		return NULL;
-	subidx_seed(seed);
+	hmap_seed(seed);
 	hmap_init(&idx->subs, seed[0], seed[1]);
 	hmap_init(&idx->conns, seed[0], seed[1]);
 	hmap_init(&idx->workers, seed[0], seed[1]);

@@ -304,6 +304,20 @@ START_TEST(test_renamed_key_still_read)
 }
 END_TEST
 
+/* A kind list as private_kinds holds it: all of them counted, the first
+ * max written. */
+START_TEST(test_kind_list)
+{
+	uint32_t kinds[2] = { 0, 0 };
+
+	ck_assert_uint_eq(config_kinds("", kinds, 2), 0);
+	ck_assert_uint_eq(config_kinds("4,1059,65535", kinds, 2), 3);
+	ck_assert_uint_eq(kinds[0], 4);
+	ck_assert_uint_eq(kinds[1], 1059);
+	ck_assert_uint_eq(config_kinds("7", NULL, 0), 1);
+}
+END_TEST
+
 START_TEST(test_file_errors_name_line)
 {
 	struct config cfg;
@@ -657,6 +671,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_string_too_long);
 	tcase_add_test(tc, test_unknown_key);
 	tcase_add_test(tc, test_renamed_key_still_read);
+	tcase_add_test(tc, test_kind_list);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("file");
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
