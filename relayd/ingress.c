@@ -25,8 +25,10 @@
 
 /* Messages a lane may hold before it refuses more.  One connection is not
  * read past max_queued_messages; this bounds the lane when many connections
- * each have that many waiting: they get NOTICEs instead of growing the
- * worker's memory. */
+ * each have that many waiting.  Past it, a connection with earlier messages
+ * still in the lane gets one more queued and is paused (so a refusal never
+ * overtakes them, and the lane holds at most one extra message for each
+ * connection it holds any of); one with none is answered "rate-limited:". */
 #define INGRESS_LANE_DEPTH 4096
 
 struct ingress_job {
@@ -35,6 +37,7 @@ struct ingress_job {
 	char *data;
 	size_t len;
 	bool limited;
+	bool resumes; /* queued past INGRESS_LANE_DEPTH: its connection waits for it */
 };
 
 struct ingress_lane;
@@ -362,7 +365,7 @@ static void ingress_after_pop(struct ingress_lane *lane, const struct ingress_jo
 	uint32_t slot = (uint32_t)(job->conn_id & 0xffffffffu);
 	struct mail *m;
 
-	if (fairq_pending(&lane->jobs, slot) != lane->pause_at / 2)
+	if (!job->resumes && fairq_pending(&lane->jobs, slot) != lane->pause_at / 2)
 		return;
 	m = mail_new(MAIL_RESUME, job->conn_id);
 	if (m)
@@ -486,15 +489,16 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
 		   bool *pause)
 {
-	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
+	uint32_t slot = (uint32_t)(conn_id & 0xffffffffu); /* conn.h */
+	struct ingress_lane *lane = &in->lanes[slot % in->n];
 	struct ingress_job *job;
 	size_t verb_at;
-	bool cheap;
+	bool cheap, over_depth = false;
 	int rc = 0;
 
 	*pause = false;
 	if (in->inline_mode) {
-		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
+		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited, false };
 
 		ingress_dispatch(&lane->primary, &now);
 		bundle_flush(lane->r, &lane->primary.bundle);
@@ -503,7 +507,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	}
 	verb_at = ingress_verb_at(data, len);
 	if (ingress_on_loop(lane, conn_id, data, len, verb_at)) {
-		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited };
+		struct ingress_job now = { { NULL, false }, conn_id, data, len, limited, false };
 
 		atomic_fetch_add(&lane->r->stats.requests_on_loop, 1);
 		ingress_dispatch(&lane->on_loop, &now);
@@ -517,16 +521,21 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 		free(data);
 		return ERR_NOMEM;
 	}
-	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited };
+	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited, false };
 	cheap = ingress_is_cheap(data, len, verb_at);
 	pthread_mutex_lock(&lane->lock);
-	if (lane->jobs.count >= INGRESS_LANE_DEPTH)
-		rc = ERR_FULL;
-	else
+	if (lane->jobs.count >= INGRESS_LANE_DEPTH) {
+		/* Answering now would overtake the connection's earlier messages
+		 * (a REQ refused before the queued REQ of its id opens it). */
+		if (fairq_sender_idle(&lane->jobs, slot))
+			rc = ERR_FULL;
+		else
+			job->resumes = over_depth = true;
+	}
+	if (!rc)
 		rc = ingress_queue(lane, job, cheap);
 	if (!rc)
-		*pause = fairq_pending(&lane->jobs, (uint32_t)(conn_id & 0xffffffffu)) >=
-			 lane->pause_at;
+		*pause = over_depth || fairq_pending(&lane->jobs, slot) >= lane->pause_at;
 	pthread_mutex_unlock(&lane->lock);
 	if (rc) {
 		ingress_refuse_unqueued(lane->r, conn_id, data, len);

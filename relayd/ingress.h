@@ -26,10 +26,13 @@ void ingress_stop(struct ingress *in);
  * Queues one complete client message, taking data (malloc'ed, len bytes
  * followed by a NUL, as buf_take() returns).  limited: the sender's address
  * is over its rate; the lane answers "rate-limited:" instead of acting.
- * *pause is set when the connection now has max_queued_messages waiting:
- * the caller should stop reading from it until a MAIL_RESUME for conn_id,
- * which the lane posts once half of them are handled.
- * Returns 0, or ERR_FULL when the lane is saturated or ERR_NOMEM (data
+ * *pause is set when the connection now has max_queued_messages waiting,
+ * or when the lane was full and took this message only because earlier ones
+ * of the connection are still in it: the caller should stop reading from it
+ * until a MAIL_RESUME for conn_id, which the lane posts once half of them
+ * are handled (in the second case, once this message is taken).
+ * Returns 0, or ERR_FULL when the lane is saturated and holds nothing of
+ * the connection's (so the answer overtakes nothing) or ERR_NOMEM (data
  * freed; the message is answered "rate-limited:" as its verb calls for: OK
  * false for an EVENT or AUTH, CLOSED for a REQ or COUNT, else a NOTICE).
  */

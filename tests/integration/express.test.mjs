@@ -22,10 +22,14 @@
  *     on the loop (relay_worker_requests_on_loop_total counts exactly
  *     those), a large REQ and EVENTs are not, and every one is answered
  *     alike with inline_request_bytes = 0, which counts none;
- *   - with the per-connection pause set out of reach, a burst that fills
- *     the lane (4,096 messages) is still answered EVENT by EVENT: the ones
- *     the lane could not take get OK false "rate-limited:", none is lost,
- *     and relay_worker_lane_refused_total counts exactly those;
+ *   - with the per-connection pause set out of reach, a burst of one
+ *     connection past what the lane holds (4,096 messages) is paused, not
+ *     refused: every EVENT is answered "invalid:", and a second REQ of an
+ *     id sent while the lane is full replaces the first in turn (no CLOSED
+ *     overtakes the queued first REQ);
+ *   - connections whose first messages find the lane full get OK false
+ *     "rate-limited:" for each, none is lost or answered twice, and
+ *     relay_worker_lane_refused_total counts exactly those;
  *   - verify_nice lowers the priority of the lane threads ("lane0") only,
  *     not of the express thread ("express0") or the rest of the worker;
  *     query_nice that of stored's query threads not kept for cheap
@@ -257,26 +261,63 @@ for (const bytes of [1024, 0]) {
 describe('a full lane', () => {
   const relay = useRelay({ workers: 1, config: { verify_threads: 1, max_queued_messages: 100000 } });
 
-  it('answers each EVENT it could not take with OK false "rate-limited:"', async () => {
-    const burst = 12000;
+  it('takes one more message of a connection it holds earlier ones of, and pauses it: nothing is refused, no REQ answered out of turn', async () => {
     const c = await relay.connect();
+    const kp = keypair();
+    const stored = await c.mustPublish(signed(kp.sk, { content: 'found by both REQs' }));
     const bad = broken.badSig(signed(keypair().sk, { content: 'overflow' }));
     const text = JSON.stringify(['EVENT', bad]);
-    for (let i = 0; i < burst; i++)
-      c.send(text);
+    const pausedBefore = (await workerCounter(relay, 'relay_worker_reads_paused_total')) ?? 0;
+    /* Far past the lane's 4,096: the second REQ of the id arrives while
+     * the lane is full and the first is still queued. A refusal answered
+     * at once would overtake it ("CLOSED" for x, then x's EOSE). */
+    const parts = [4000, 9000, 4000];
+    for (let i = 0; i < parts[0]; i++) c.send(text);
+    c.send(JSON.stringify(['REQ', 'x', { ids: [stored.id] }]));
+    for (let i = 0; i < parts[1]; i++) c.send(text);
+    c.send(JSON.stringify(['REQ', 'x', { authors: [kp.pk] }]));
+    for (let i = 0; i < parts[2]; i++) c.send(text);
+    const burst = parts[0] + parts[1] + parts[2];
     const answers = [];
+    const frames = [];
     await until(() => {
-      answers.push(...c.take((f) => f[0] === 'OK' && f[1] === bad.id));
-      return answers.length === burst;
-    }, { timeout: 30000, what: () => `${burst} OK answers (have ${answers.length})` });
-    const limited = answers.filter((f) => f[2] === false && /^rate-limited: /.test(f[3]));
-    const invalid = answers.filter((f) => f[2] === false && /^invalid: /.test(f[3]));
+      for (const f of c.take()) (f[0] === 'OK' && f[1] === bad.id ? answers : frames).push(f);
+      return answers.length === burst && frames.filter((f) => f[0] === 'EOSE').length === 2;
+    }, { timeout: 60000, what: () => `${burst} OK answers and two EOSE (have ${answers.length})` });
+    assert.deepEqual(answers.filter((f) => !/^invalid: /.test(f[3])), []);
+    assert.deepEqual(frames.filter((f) => f[0] !== 'EVENT' && f[0] !== 'EOSE'), []);
+    assert.deepEqual(frames.map((f) => f[0] === 'EVENT' ? [f[0], f[1], f[2].id] : f),
+      [['EVENT', 'x', stored.id], ['EOSE', 'x'], ['EVENT', 'x', stored.id], ['EOSE', 'x']]);
+    await until(async () => (await workerCounter(relay, 'relay_worker_reads_paused_total')) > pausedBefore,
+      { timeout: 5000, what: 'relay_worker_reads_paused_total up (the connection paused)' });
+    assert.equal(await workerCounter(relay, 'relay_worker_lane_refused_total'), 0);
+  });
+
+  it('answers the EVENTs of connections it holds nothing of with OK false "rate-limited:", each exactly once', async () => {
+    /* 150 connections, 64 EVENTs each, all at once: more than the lane
+     * holds, and the later connections find it full before any of their
+     * own is in it. */
+    const conns = [];
+    for (let i = 0; i < 150; i++) conns.push(await relay.connect());
+    const bad = broken.badSig(signed(keypair().sk, { content: 'overflow' }));
+    const text = JSON.stringify(['EVENT', bad]);
+    const refusedBefore = (await workerCounter(relay, 'relay_worker_lane_refused_total')) ?? 0;
+    for (const c of conns)
+      for (let i = 0; i < 64; i++) c.send(text);
+    const answers = conns.map(() => []);
+    await until(() => {
+      conns.forEach((c, i) => answers[i].push(...c.take((f) => f[0] === 'OK' && f[1] === bad.id)));
+      return answers.every((a) => a.length === 64);
+    }, { timeout: 30000, what: () => `64 OK answers on each connection (have ${answers.map((a) => a.length).join(' ')})` });
+    const all = answers.flat();
+    const limited = all.filter((f) => f[2] === false && /^rate-limited: /.test(f[3]));
+    const invalid = all.filter((f) => f[2] === false && /^invalid: /.test(f[3]));
     assert.ok(limited.length > 0, 'the burst never filled the lane');
-    assert.equal(limited.length + invalid.length, burst);
-    assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
+    assert.equal(limited.length + invalid.length, all.length);
+    for (const c of conns) assert.deepEqual(c.take((f) => f[0] === 'NOTICE'), []);
     await until(async () =>
-      (await workerCounter(relay, 'relay_worker_lane_refused_total')) === limited.length,
-    { timeout: 5000, what: `relay_worker_lane_refused_total = ${limited.length}` });
+      (await workerCounter(relay, 'relay_worker_lane_refused_total')) - refusedBefore === limited.length,
+    { timeout: 5000, what: `relay_worker_lane_refused_total up by ${limited.length}` });
   });
 });
 
