@@ -3,8 +3,10 @@
  * e.g. "4,1059": direct messages and gift wraps).
  *
  * An event of a private kind goes to a subscription only if one of the
- * pubkeys its connection had authenticated (NIP-42) when it sent the REQ is
- * the event's author or is named in one of its `p` tags.  The check runs in
+ * pubkeys its connection has authenticated (NIP-42) is the event's author
+ * or is named in one of its `p` tags.  History is chosen with the pubkeys
+ * of the REQ's time; an AUTH after it adds its pubkey to the subscription
+ * for what is sent from then on (MAIL_AUTHED).  The check runs in
  * the worker on everything it is about to send — stored history and live
  * deliveries alike — so nothing private leaves without it.  A COUNT that
  * could count private events is refused (a count would leak their number).

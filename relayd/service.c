@@ -151,6 +151,25 @@ static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
 	conn_sub_remove(c, s);
 }
 
+/* NIP-42 AUTH added a pubkey: subscriptions that may reach private kinds
+ * show its events from now on (their history was chosen without it).  A
+ * later SUB_OPEN of the connection already carries it (auth_list). */
+static void mail_authed(struct relayd *r, struct conn *c, struct mail *m)
+{
+	(void)r;
+	for (uint32_t i = 0; i < c->nsubs; i++) {
+		struct sub *s = c->subs[i];
+		bool known = false;
+
+		if (!s->restricted)
+			continue;
+		for (uint32_t j = 0; j < s->nviewers && !known; j++)
+			known = memcmp(s->viewers[j], m->event_id, 32) == 0;
+		if (!known && s->nviewers < sizeof(s->viewers) / sizeof(s->viewers[0]))
+			memcpy(s->viewers[s->nviewers++], m->event_id, 32);
+	}
+}
+
 static void mail_resume(struct relayd *r, struct conn *c, struct mail *m)
 {
 	(void)r;
@@ -289,6 +308,7 @@ static const conn_mail_fn conn_mail_handlers[] = {
 	[MAIL_COUNT_PENDING] = mail_count_pending,
 	[MAIL_COUNT_FAILED] = mail_count_failed,
 	[MAIL_RESUME] = mail_resume,
+	[MAIL_AUTHED] = mail_authed,
 };
 
 static void service_handle(struct relayd *r, struct mail *m)

@@ -13,6 +13,7 @@
 #include "../common/err.h"
 #include "auth.h"
 #include "ingress.h"
+#include "mailbox.h"
 #include "relayd.h"
 #include "reply.h"
 #include "verbs.h"
@@ -23,6 +24,20 @@ static void verb_auth_answer(struct verb_ctx *v, const uint8_t id[32], const cha
 	char *text = reply_ok(id, why == NULL, why ? why : "", &len);
 
 	ingress_send_text(v->r, v->conn_id, text, len);
+}
+
+/* The connection's subscriptions opened before this AUTH take its pubkey
+ * too (for private kinds, private.h).  Posted before the OK, and after any
+ * REQ of the connection handled earlier (the mailbox keeps order), so every
+ * subscription the client opened before it sees the OK has the pubkey. */
+static void verb_auth_tell_subs(struct verb_ctx *v, const uint8_t pubkey[32])
+{
+	struct mail *m = mail_new(MAIL_AUTHED, v->conn_id);
+
+	if (!m)
+		return; /* later REQs still get the pubkey (auth_list) */
+	memcpy(m->event_id, pubkey, 32);
+	mailbox_post(v->r->mailbox, m);
 }
 
 void verb_auth(struct verb_ctx *v)
@@ -47,6 +62,8 @@ void verb_auth(struct verb_ctx *v)
 						  : auth_check(v->r, v->conn_id, &ev, obj);
 	if (!why && auth_add(v->auth, v->conn_id, ev.pubkey) == ERR_FULL)
 		why = "restricted: this connection has authenticated too many pubkeys";
+	if (!why)
+		verb_auth_tell_subs(v, ev.pubkey);
 	verb_auth_answer(v, ev.id, why);
 	event_free(&ev);
 }

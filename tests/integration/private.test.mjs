@@ -3,7 +3,9 @@
  * 4,1059): a direct message reaches only connections authenticated (NIP-42)
  * as its author or as a p-tagged recipient, in stored history and live; a
  * COUNT that could count them is refused; a REQ for private kinds only
- * before AUTH is answered CLOSED auth-required:; other kinds are unaffected.
+ * before AUTH is answered CLOSED auth-required:; a subscription opened
+ * before AUTH shows the authenticated pubkey's private events that arrive
+ * after it; other kinds are unaffected.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +82,34 @@ describe('private kinds', () => {
     const again = await c.req('dms', { kinds: [4, 1059], '#p': [bob.pk] });
     assert.equal(again.closed, null);
     assert.ok(again.events.some((e) => e.id === dm.id), 'the recipient did not get the gift wrap');
+  });
+
+  it('a subscription opened before AUTH shows the private events of the AUTH pubkey that arrive after it, not before', async () => {
+    const dan = keypair();
+    const pub = await relay.connectTo(1);
+    const before = signed(dan.sk, { kind: 4, tags: [['p', bob.pk]], content: 'sent before the AUTH' });
+    assert.equal((await pub.publish(before)).ok, true);
+    const c = await relay.connectTo(2);
+    const other = await relay.connectTo(2); /* opens the same REQ, never authenticates as bob */
+    await authenticate(relay, other, eve);
+    for (const conn of [c, other]) {
+      const r = await conn.req('mixed', { kinds: [4] }, { kinds: [1], authors: [dan.pk] });
+      assert.equal(r.closed, null);
+      assert.ok(!r.events.some((e) => e.id === before.id), 'a private event leaked');
+    }
+    await authenticate(relay, c, bob);
+    const dm = signed(dan.sk, { kind: 4, tags: [['p', bob.pk]], content: 'sent after the AUTH' });
+    const toEve = signed(dan.sk, { kind: 4, tags: [['p', eve.pk]], content: 'for eve' });
+    const note = signed(dan.sk, { kind: 1, content: 'after the AUTH, public' });
+    for (const ev of [dm, toEve, note]) assert.equal((await pub.publish(ev)).ok, true);
+    await c.liveEvent('mixed', dm.id);
+    await c.liveEvent('mixed', note.id);
+    await other.liveEvent('mixed', toEve.id);
+    await other.liveEvent('mixed', note.id);
+    assert.equal(c.take((f) => f[0] === 'EVENT' && f[2].id === toEve.id).length, 0, "eve's DM reached bob");
+    assert.equal(other.take((f) => f[0] === 'EVENT' && f[2].id === dm.id).length, 0, "bob's DM reached eve");
+    /* history is not sent again: the DM from before the AUTH does not arrive */
+    assert.equal(c.take((f) => f[0] === 'EVENT' && f[2].id === before.id).length, 0);
   });
 
   it("a REQ's limit counts only the private events the connection may read", async () => {
