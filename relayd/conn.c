@@ -159,6 +159,14 @@ struct sub *conn_sub_find_serial(struct conn *c, uint32_t serial)
 	return NULL;
 }
 
+uint32_t conn_sub_next_serial(struct conn *c, uint32_t *counter)
+{
+	do
+		++*counter;
+	while (*counter == 0 || conn_sub_find_serial(c, *counter));
+	return *counter;
+}
+
 struct sub *conn_sub_add(struct conn *c, const char *id, size_t len, uint32_t serial,
 			 struct filter *filters, uint32_t nfilters)
 {

@@ -99,6 +99,11 @@ void conn_foreach(struct conn_table *t, void (*fn)(struct conn *c, void *arg), v
 /* Subscriptions of one connection. */
 struct sub *conn_sub_find(struct conn *c, const char *id, size_t len);
 struct sub *conn_sub_find_serial(struct conn *c, uint32_t serial);
+/* The next serial for a new subscription of c from the worker's *counter:
+ * never 0 and never one of c's open subscriptions', so a relay up long
+ * enough for the counter to wrap (2^32 REQs of one worker) still tells
+ * c's subscriptions apart. */
+uint32_t conn_sub_next_serial(struct conn *c, uint32_t *counter);
 /* Adds a subscription taking filters; NULL (filters freed) without memory. */
 struct sub *conn_sub_add(struct conn *c, const char *id, size_t len, uint32_t serial,
 			 struct filter *filters, uint32_t nfilters);

@@ -122,7 +122,8 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	}
 	if (old)
 		conn_sub_remove(c, old); /* stored replaces it by name */
-	s = conn_sub_add(c, m->sub_id, m->sub_id_len, ++r->next_sub_serial, m->filters, m->nfilters);
+	s = conn_sub_add(c, m->sub_id, m->sub_id_len, conn_sub_next_serial(c, &r->next_sub_serial),
+			 m->filters, m->nfilters);
 	m->filters = NULL;
 	m->nfilters = 0;
 	if (s) {

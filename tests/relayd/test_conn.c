@@ -252,6 +252,27 @@ START_TEST(test_subs)
 }
 END_TEST
 
+/* Serials skip 0 and the connection's open subscriptions when the counter
+ * wraps; another connection's do not matter. */
+START_TEST(test_sub_serial_wrap)
+{
+	struct conn_table *t = conn_table_new();
+	struct conn *c = conn_open(t, NULL), *d = conn_open(t, NULL);
+	uint32_t counter = UINT32_MAX - 3;
+
+	ck_assert_ptr_nonnull(conn_sub_add(c, "old1", 4, 1, NULL, 0));
+	ck_assert_ptr_nonnull(conn_sub_add(c, "old3", 4, 3, NULL, 0));
+	ck_assert_ptr_nonnull(conn_sub_add(c, "top", 3, UINT32_MAX - 1, NULL, 0));
+	ck_assert_ptr_nonnull(conn_sub_add(d, "d2", 2, 2, NULL, 0));
+	ck_assert_uint_eq(conn_sub_next_serial(c, &counter), UINT32_MAX - 2);
+	ck_assert_uint_eq(conn_sub_next_serial(c, &counter), UINT32_MAX); /* skips top */
+	ck_assert_uint_eq(conn_sub_next_serial(c, &counter), 2); /* skips 0 and 1; d's 2 is free here */
+	ck_assert_uint_eq(conn_sub_next_serial(c, &counter), 4); /* skips 3 */
+	ck_assert_uint_eq(conn_sub_next_serial(d, &counter), 5);
+	conn_table_free(t);
+}
+END_TEST
+
 /* Ids up to 256 bytes fit; longer ones are refused and the filters freed. */
 START_TEST(test_sub_id_lengths)
 {
@@ -391,6 +412,7 @@ static Suite *conn_suite(void)
 	tc = tcase_create("owned");
 	tcase_add_test(tc, test_subs);
 	tcase_add_test(tc, test_sub_id_lengths);
+	tcase_add_test(tc, test_sub_serial_wrap);
 	tcase_add_test(tc, test_many_subs_with_held_items);
 	tcase_add_test(tc, test_pending_order);
 	tcase_add_test(tc, test_pending_duplicate_ids);
