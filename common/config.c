@@ -172,6 +172,11 @@ static const struct config_key config_keys[] = {
 	    "how long a worker waits for stored before answering error:"),
 	U32(deliver_queue, "workers", "8192", 16, 1048576,
 	    "live deliveries a busy worker may lag behind before some are lost (and counted)"),
+	U32(request_backlog, "workers", "4096", 0, 1000000,
+	    "clients' requests one worker holds for stored beyond nng's own 1024 while stored is"
+	    " slower than they come; past it an EVENT gets OK false error: and a REQ or COUNT CLOSED"
+	    " error: (the worker's own messages, such as re-registering subscriptions after a"
+	    " stored restart, always wait their turn)"),
 	STR(admin_pubkeys, "access", "",
 	    "NIP-86 admins: comma-separated hex pubkeys (empty: the management API is off)"),
 	U32(metrics_public, "workers", "0", 0, 1,

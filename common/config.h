@@ -85,6 +85,7 @@ struct config {
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
 	uint32_t deliver_queue;
+	uint32_t request_backlog; /* clients' requests waiting for room to stored */
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
 	/* [memory] */

@@ -215,6 +215,9 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 	frame = reply_closed(s->id, s->id_len, why, &n);
 	if (frame)
 		send_frame(r, c, frame, n, NULL, '\0');
+	/* stored filed it before its history failed: unfiled, it would be
+	 * matched against every event for as long as the connection lives. */
+	service_sub_close_remote(r, c, s);
 	conn_sub_remove(c, s);
 }
 

@@ -64,6 +64,8 @@ struct conn {
 	struct buf rx;       /* the message being reassembled from fragments */
 	bool rx_discard;     /* the current message is over the limit */
 	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
+	bool registered;     /* stored was told of a subscription of it: tell it
+				the connection closed (CONN_CLOSED) */
 	struct outq out;
 	bool closing;
 	bool flush_listed;   /* in relayd's flush list (send.h) */

@@ -30,10 +30,20 @@ uint32_t link_request_id(struct relayd *r)
 	return id;
 }
 
-static int link_send_now(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+/* backlog_try_fn over the rpc socket: never blocks. */
+static int link_try_send(void *arg, nng_msg *msg)
+{
+	struct relayd *r = arg;
+	int rv = nng_sendmsg(r->rpc, msg, NNG_FLAG_NONBLOCK);
+
+	if (rv == 0)
+		return 0;
+	return rv == NNG_EAGAIN ? ERR_FULL : ERR_NNG;
+}
+
+static int link_msg(uint32_t request_id, const void *data, size_t len, nng_msg **out)
 {
 	nng_msg *msg;
-	int rv;
 
 	if (nng_msg_alloc(&msg, 0))
 		return ERR_NOMEM;
@@ -42,30 +52,65 @@ static int link_send_now(struct relayd *r, uint32_t request_id, const void *data
 		nng_msg_free(msg);
 		return ERR_NOMEM;
 	}
-	rv = nng_sendmsg(r->rpc, msg, NNG_FLAG_NONBLOCK);
-	if (rv) {
-		nng_msg_free(msg);
-		return rv == NNG_EAGAIN ? ERR_CLOSED : ERR_NNG;
-	}
+	*out = msg;
 	return 0;
 }
 
-int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+/* The backlog just began to hold something: the service thread pumps it
+ * (it alone runs the pump's timer). */
+static void link_wake_pump(struct relayd *r)
 {
-	if (!atomic_load(&r->link_up) || !atomic_load(&r->link_ready))
-		return ERR_CLOSED;
-	return link_send_now(r, request_id, data, len);
+	struct mail *m = mail_new(MAIL_PUMP, 0);
+
+	if (m)
+		mailbox_post(r->mailbox, m);
 }
 
-int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+static int link_send_as(struct relayd *r, uint32_t request_id, const void *data, size_t len,
+			bool control)
 {
+	nng_msg *msg;
+	bool woke;
 	int rc;
 
 	if (!atomic_load(&r->link_up))
 		return ERR_CLOSED;
-	rc = link_send_now(r, request_id, data, len);
-	if (rc == 0)
-		atomic_store(&r->link_ready, true);
+	if ((rc = link_msg(request_id, data, len, &msg)))
+		return rc;
+	rc = backlog_send(&r->backlog, msg, control, relayd_cfg(r)->request_backlog, &woke);
+	if (woke)
+		link_wake_pump(r);
+	return rc;
+}
+
+int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	return link_send_as(r, request_id, data, len, false);
+}
+
+int link_send_control(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	return link_send_as(r, request_id, data, len, true);
+}
+
+bool link_pump(struct relayd *r)
+{
+	return backlog_pump(&r->backlog);
+}
+
+int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len)
+{
+	nng_msg *msg;
+	bool woke;
+	int rc;
+
+	if (!atomic_load(&r->link_up))
+		return ERR_CLOSED;
+	if ((rc = link_msg(request_id, data, len, &msg)))
+		return rc;
+	rc = backlog_open(&r->backlog, msg, &woke);
+	if (woke)
+		link_wake_pump(r);
 	return rc;
 }
 
@@ -122,8 +167,8 @@ static void link_pipe_event(struct relayd *r, int *pipes, nng_pipe_ev ev)
 	*pipes += ev == NNG_PIPE_EV_ADD_POST ? 1 : -1;
 	both = r->rpc_pipes > 0 && r->sub_pipes > 0;
 	atomic_store(&r->link_up, r->rpc_pipes > 0);
-	if (!both)
-		atomic_store(&r->link_ready, false); /* the next HELLO sets it */
+	if (!both) /* the next HELLO opens it; what waits was for this link */
+		backlog_close(&r->backlog);
 	if (both && !r->link_announced) {
 		r->link_announced = true;
 		kind = MAIL_LINK_UP;
@@ -277,6 +322,7 @@ int link_open(struct relayd *r)
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, policy_topic, sizeof(policy_topic));
 	pthread_mutex_init(&r->link_lock, NULL);
+	backlog_init(&r->backlog, link_try_send, r);
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
@@ -304,6 +350,7 @@ void link_close(struct relayd *r)
 	nng_close(r->reply);
 	pthread_join(r->link_threads[0], NULL);
 	pthread_join(r->link_threads[1], NULL);
+	backlog_destroy(&r->backlog); /* the lanes stopped before */
 	listencheck_free(r->listencheck); /* its socket is closed */
 	r->listencheck = NULL;
 	unlink(r->reply_url + strlen("ipc://"));

@@ -15,6 +15,7 @@
 #ifndef RELAYD_LINK_H
 #define RELAYD_LINK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,16 +35,29 @@ void link_close(struct relayd *r);
 /* A fresh request id (30 bits, never 0; replay.h sets bit 30 on its own). */
 uint32_t link_request_id(struct relayd *r);
 /*
- * Sends one encoded request (header included) with request_id.  Never
- * blocks.  Returns 0, or ERR_CLOSED (no stored, or no HELLO sent on the
- * current link yet) / ERR_NNG / ERR_NOMEM.  Thread-safe.
+ * Sends one encoded request (header included) with request_id, a client's
+ * (EVENT, REQ, COUNT, NIP-86): after whatever waits in the backlog, or
+ * waiting there itself while fewer than request_backlog requests do
+ * (backlog.h).  Never blocks.  Returns 0, or ERR_CLOSED (no stored, or no
+ * HELLO sent on the current link yet) / ERR_FULL (the backlog is full) /
+ * ERR_NNG / ERR_NOMEM.  Thread-safe.
  */
 int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len);
+/* The same for a message the worker owes stored on its own (a SUB_OPEN
+ * re-registering a subscription, SUB_CLOSE, CONN_CLOSED, SUB_REPLAY, its
+ * stats): it waits in the backlog however many do, so it fails only while
+ * the link is down. */
+int link_send_control(struct relayd *r, uint32_t request_id, const void *data, size_t len);
+/* Service thread: hands nng what waits in the backlog; returns whether
+ * something still waits (then call it again soon). */
+bool link_pump(struct relayd *r);
 /*
  * Sends the HELLO of a new link (service thread) and opens the link to
  * link_send().  Before it stored does not know where to send replies (its
  * reply channel is named by the HELLO), so every other request waits for
- * it.  Same returns as link_send().
+ * it, and it goes ahead of anything (it waits at the backlog's head if nng
+ * has no room: stale messages of the old link may still fill nng's
+ * buffer).  Returns 0, ERR_CLOSED, ERR_NNG or ERR_NOMEM.
  */
 int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 

@@ -34,6 +34,7 @@ enum mail_kind {
 	MAIL_RELOAD,        /* SIGHUP: read the config file again */
 	MAIL_RESUME,        /* conn_id's slot has room in its lane again: read from
 			     * the connection in that slot (any generation) */
+	MAIL_PUMP,          /* the link's backlog began to hold requests (backlog.h) */
 	MAIL_AUTHED,        /* conn_id authenticated as event_id's 32 bytes (a
 			     * pubkey): its open subscriptions may read more */
 };

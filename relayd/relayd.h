@@ -27,6 +27,7 @@
 #include "../common/config.h"
 #include "../common/heaptrim.h"
 #include "../common/histo.h"
+#include "backlog.h"
 #include "gapcount.h"
 #include "replay.h"
 #include "policy.h"
@@ -96,7 +97,10 @@ struct relayd {
 	unsigned link_redials;      /* service thread: fresh dialers this outage */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
-	atomic_bool link_ready;     /* and this link's HELLO has been sent */
+	struct backlog backlog;     /* requests nng had no room for; open once
+				       this link's HELLO has been sent */
+	lws_sorted_usec_list_t pump_tick; /* service thread: pumps the backlog */
+	bool pump_armed;            /* service thread: pump_tick is scheduled */
 	struct gapcount delivered;  /* service thread: DELIVER numbers, for lost ones */
 	struct replay replay;       /* service thread: asking again for what was lost */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */

@@ -34,7 +34,7 @@ static uint32_t replay_ask(struct relayd *r, struct conn *c, struct sub *s)
 		int err = msg_encode_sub_replay(&out, &h, &m);
 
 		if (!err)
-			err = link_send(r, request_id, out.data, out.len);
+			err = link_send_control(r, request_id, out.data, out.len);
 		buf_free(&out);
 		if (err)
 			break; /* the link is down: asked again once it is back */

@@ -36,10 +36,19 @@ int64_t service_now_ms(void)
 	return deadline_now_ms();
 }
 
-/* Encodes and sends one request built by encode(); returns link_send's result. */
+/* Sends one encoded request and frees it; returns link_send's result. */
 static int service_request(struct relayd *r, struct buf *out, uint32_t request_id)
 {
 	int rc = link_send(r, request_id, out->data, out->len);
+
+	buf_free(out);
+	return rc;
+}
+
+/* The same for what the worker owes stored itself (link_send_control). */
+static int service_control(struct relayd *r, struct buf *out, uint32_t request_id)
+{
+	int rc = link_send_control(r, request_id, out->data, out->len);
 
 	buf_free(out);
 	return rc;
@@ -64,7 +73,8 @@ static void service_ok(struct relayd *r, struct conn *c, const uint8_t id[32], c
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after)
+int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after,
+			 bool restoring)
 {
 	uint32_t request_id = link_request_id(r);
 	struct msg_header h = { PROTO_VERSION, MSG_SUB_OPEN, (uint16_t)r->instance, request_id };
@@ -86,10 +96,13 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 		buf_free(&out);
 		return -1;
 	}
-	return service_request(r, &out, request_id);
+	c->registered = true;
+	/* A client's REQ may be refused (CLOSED); a subscription stored lost
+	 * in a restart must be registered again, however many there are. */
+	return restoring ? service_control(r, &out, request_id) : service_request(r, &out, request_id);
 }
 
-static void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
+void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
 {
 	uint32_t request_id = link_request_id(r);
 	struct msg_header h = { PROTO_VERSION, MSG_SUB_CLOSE, (uint16_t)r->instance, request_id };
@@ -97,7 +110,7 @@ static void service_sub_close_remote(struct relayd *r, struct conn *c, struct su
 	struct buf out = BUF_INIT;
 
 	if (msg_encode_sub_close(&out, &h, &m) == 0)
-		service_request(r, &out, request_id);
+		service_control(r, &out, request_id);
 	else
 		buf_free(&out);
 }
@@ -135,7 +148,7 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 		return;
 	}
-	if (service_sub_register(r, c, s, 0)) {
+	if (service_sub_register(r, c, s, 0, false)) {
 		service_closed(r, c, m->sub_id, m->sub_id_len,
 			       "error: storage is unavailable, retry shortly");
 		conn_sub_remove(c, s);
@@ -250,7 +263,7 @@ static void service_restore_conn(struct conn *c, void *arg)
 
 		if (s->state != SUB_QUERYING)
 			s->state = SUB_RESUMING;
-		service_sub_register(r, c, s, after);
+		service_sub_register(r, c, s, after, true);
 	}
 }
 
@@ -312,6 +325,26 @@ static const conn_mail_fn conn_mail_handlers[] = {
 	[MAIL_AUTHED] = mail_authed,
 };
 
+/* How soon the service thread hands nng more of the backlog while it holds
+ * some: nng's own buffer (1024 requests) lasts stored well beyond this. */
+#define SERVICE_PUMP_US 2000
+
+static void service_pump_tick(lws_sorted_usec_list_t *sul)
+{
+	struct relayd *r = lws_container_of(sul, struct relayd, pump_tick);
+
+	r->pump_armed = false;
+	service_pump(r);
+}
+
+void service_pump(struct relayd *r)
+{
+	if (link_pump(r) && !r->pump_armed) {
+		r->pump_armed = true;
+		lws_sul_schedule(r->lws, 0, &r->pump_tick, service_pump_tick, SERVICE_PUMP_US);
+	}
+}
+
 static void service_handle(struct relayd *r, struct mail *m)
 {
 	struct conn *c;
@@ -322,6 +355,7 @@ static void service_handle(struct relayd *r, struct mail *m)
 	case MAIL_LINK_UP: mail_link_up(r); return;
 	case MAIL_LINK_DOWN: mail_link_down(r); return;
 	case MAIL_RELOAD: reload_apply(r); return;
+	case MAIL_PUMP: service_pump(r); return;
 	default: break;
 	}
 	/* A lane counts queued messages per slot, and a freed slot is taken
@@ -399,6 +433,7 @@ static void service_trim(struct relayd *r)
 void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
+	service_pump(r); /* in case a MAIL_PUMP could not be allocated */
 	iplimit_sweep(r->iplimit, service_now_ms());
 	nip86_expire(r, service_now_ms());
 	service_report(r);
@@ -412,8 +447,11 @@ void service_conn_gone(struct relayd *r, struct conn *c)
 	struct msg_conn_closed m = { c->id };
 	struct buf out = BUF_INIT;
 
-	if (c->nsubs && msg_encode_conn_closed(&out, &h, &m) == 0)
-		service_request(r, &out, request_id);
+	/* Also when its subscriptions are all closed here: one whose history
+	 * ended CLOSED may still be in stored's index if its SUB_CLOSE could
+	 * not be sent (the link was down). */
+	if (c->registered && msg_encode_conn_closed(&out, &h, &m) == 0)
+		service_control(r, &out, request_id);
 	else
 		buf_free(&out);
 	if (r->ingress) /* NULL while the worker shuts down */

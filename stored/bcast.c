@@ -215,10 +215,11 @@ static void bcast_hello(struct bcast *b, struct bcast_job *job)
 {
 	struct bcast_peer *p = &b->peers[job->to.worker];
 
-	/* A new pipe means the worker restarted or reconnected: either way it
-	 * re-sends every live subscription, so the old ones go. */
-	if (p->pipe != job->to.pipe || p->boot_id != job->boot_id)
-		subidx_remove_worker(b->idx, job->to.worker);
+	/* A worker sends HELLO on every new link and then re-sends every live
+	 * subscription, so the old ones go, even when only its delivery pipe
+	 * came back: a SUB_CLOSE or CONN_CLOSED it could not send meanwhile
+	 * would otherwise leave one here for good. */
+	subidx_remove_worker(b->idx, job->to.worker);
 	p->pipe = job->to.pipe;
 	p->boot_id = job->boot_id;
 	/* Numbering from 1 again lets the worker count deliveries lost before

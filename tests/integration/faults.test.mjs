@@ -463,7 +463,30 @@ describe('a full query queue', () => {
       await assertEachCountAnsweredOnce(busy, first, sent, 5);
       /* With the queue free again, a REQ is answered. */
       assert.equal((await other.req('r2', { kinds: [1], limit: 1 })).eose, true);
+      /* stored keeps r2 and nothing of the refused r, which it had filed
+       * before its history was refused (the worker unfiles it). */
+      await until(async () =>
+        metricValue((await relay.httpGet('/metrics')).body, 'relay_subscriptions') === 1,
+      { timeout: 5000, what: 'relay_subscriptions = 1 (r2 only)' });
     });
+});
+
+describe('a history past query_time_limit_ms', () => {
+  const relay = useRelay({ workers: 1, config: { query_time_limit_ms: 10, max_filters: 400,
+    reqs_per_second: 0 } });
+
+  it('is CLOSED error:, and stored forgets the subscription it had filed', async () => {
+    const c = await relay.connect();
+    await preloadForCounts(c);
+    const r = await c.req('slow', ...heavyCountFilters());
+    assert.equal(r.eose, false);
+    assert.match(r.closed ?? '', /^error: the query took too long/);
+    /* The connection stays open: unfiled only by the worker's SUB_CLOSE. */
+    await until(async () =>
+      metricValue((await relay.httpGet('/metrics')).body, 'relay_subscriptions') === 0,
+    { timeout: 5000, what: 'relay_subscriptions = 0' });
+    assert.equal((await c.req('quick', { kinds: [1], limit: 1 })).eose, true);
+  });
 });
 
 describe("one connection's bound on its queued queries", () => {

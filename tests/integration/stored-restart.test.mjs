@@ -11,6 +11,8 @@
  *     cut off from stored, also more than max_limit of them;
  *   - a history cut off by the restart is asked again, and the events the
  *     client already got from it do not come twice;
+ *   - with 3,000 subscriptions on one worker, more than nng's send buffer
+ *     holds, every one is registered again and delivers (none lost);
  *   - a worker whose link stays down dials stored afresh within a second
  *     (nng's own redialling has been seen to fall silent after a restart),
  *     says so once per outage, and is back as soon as stored is.
@@ -65,6 +67,47 @@ describe('stored restart', () => {
     const have = new Set(all.events.map((e) => e.id));
     assert.deepEqual(acked.filter((id) => !have.has(id)), []);
     assert.ok(have.has(after));
+  });
+});
+
+/* A worker re-registers every subscription after stored comes back, far
+ * more than nng's send buffer (1024 messages) holds at once: the rest wait
+ * in the worker's backlog (relayd/backlog.h) instead of being lost. */
+describe('stored restart with 3,000 subscriptions on one worker', () => {
+  const SUBS = 3000;
+  const relay = useRelay({
+    workers: 1,
+    config: { max_subscriptions: SUBS, query_queue_per_conn: 2 * SUBS, query_queue_max: 4 * SUBS },
+  });
+
+  it('every subscription delivers again, none is lost or closed', async () => {
+    const { sk, pk } = keypair();
+    const c = await relay.connect();
+    /* Opened in steps of 500, so the REQs themselves never queue. */
+    for (let from = 0; from < SUBS; from += 500) {
+      for (let i = from; i < from + 500; i++) c.send(['REQ', `s${i}`, { authors: [pk], limit: 0 }]);
+      let eose = 0;
+      await until(() => {
+        const frames = c.take((f) => f[0] === 'EOSE' || f[0] === 'CLOSED');
+        assert.deepEqual(frames.filter((f) => f[0] === 'CLOSED'), []);
+        eose += frames.length;
+        return eose === 500;
+      }, { timeout: 20000, what: () => `500 EOSE (have ${eose})` });
+    }
+    await relay.kill('stored', 'SIGKILL');
+    await relay.restartStored();
+    const pub = await relay.connect();
+    let ev;
+    await until(async () => {
+      ev = signed(sk, { content: 'after the restart' });
+      return (await pub.publish(ev)).ok === true;
+    }, { timeout: 10000, interval: 100, what: 'an EVENT accepted after stored came back' });
+    const got = new Set();
+    await until(() => {
+      for (const f of c.take((x) => x[0] === 'EVENT' && x[2].id === ev.id)) got.add(f[1]);
+      return got.size === SUBS;
+    }, { timeout: 30000, what: () => `the event on all ${SUBS} subscriptions (have ${got.size})` });
+    assert.deepEqual(c.take((f) => f[0] === 'CLOSED'), []);
   });
 });
 

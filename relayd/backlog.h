@@ -1,0 +1,77 @@
+/*
+ * backlog.h - a worker's requests to stored that nng's send buffer had no
+ * room for, kept in order until it has.
+ *
+ * nng's send buffer of the rpc socket holds 1024 messages; a worker sends
+ * without blocking, so past them a send used to fail.  For a client's
+ * request that is a fair answer ("error: storage is unavailable"), but not
+ * for what the worker owes stored on its own: the SUB_OPEN of each
+ * subscription re-registered after stored restarts (a worker with more
+ * than 1024 subscriptions lost the rest silently), a SUB_CLOSE or
+ * CONN_CLOSED (stored kept matching a subscription nobody reads) and a
+ * SUB_REPLAY.  So a message nng cannot take waits here, and every later
+ * message queues behind it (a client's SUB_OPEN must not overtake an
+ * earlier SUB_CLOSE of the same id):
+ *   - control messages (the worker's own) always wait: they are bounded by
+ *     the subscriptions and connections the worker holds;
+ *   - requests (a client's EVENT, REQ, COUNT, NIP-86 call) wait while fewer
+ *     than max requests are waiting, and are refused past it.
+ * The backlog is pumped into nng by every send and by backlog_pump(), which
+ * the service thread calls when told the backlog filled (woke) and on a
+ * short timer until it is empty.  Closed (no link to stored, or no HELLO
+ * on it yet) it refuses everything and holds nothing: what was waiting is
+ * dropped when the link goes down, as nng drops what a dead pipe held.
+ *
+ * Thread-safe: lanes, the service thread and nng's pipe callbacks use it.
+ */
+#ifndef RELAYD_BACKLOG_H
+#define RELAYD_BACKLOG_H
+
+#include <nng/nng.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Hands msg to nng without blocking: 0 (taken), ERR_FULL (not taken, no
+ * room now) or another error (not taken, and never will be). */
+typedef int (*backlog_try_fn)(void *arg, nng_msg *msg);
+
+struct backlog_item;
+
+struct backlog {
+	pthread_mutex_t lock;
+	struct backlog_item *head, *tail;
+	size_t count;    /* messages waiting */
+	size_t requests; /* of them, clients' requests */
+	bool open;
+	backlog_try_fn try_send;
+	void *arg;
+};
+
+void backlog_init(struct backlog *b, backlog_try_fn try_send, void *arg);
+/* Drops what waits and frees the lock. */
+void backlog_destroy(struct backlog *b);
+
+/*
+ * Sends msg (taken in every case) after everything waiting, or queues it.
+ * control: the worker's own message, never refused while open; else a
+ * request, refused with ERR_FULL when max_requests requests wait already.
+ * *woke is set when the backlog went from empty to holding something (the
+ * caller then makes sure the service thread pumps it).  Returns 0 (sent or
+ * queued), ERR_CLOSED (not open), ERR_FULL, ERR_NOMEM or ERR_NNG.
+ */
+int backlog_send(struct backlog *b, nng_msg *msg, bool control, size_t max_requests,
+		 bool *woke);
+/* Hands nng what it takes now, in order.  Returns whether messages still
+ * wait. */
+bool backlog_pump(struct backlog *b);
+/* Opens the backlog with first (a new link's HELLO) ahead of anything:
+ * sent now, or waiting at the head.  Returns 0, or an error (first freed,
+ * the backlog stays closed).  *woke as for backlog_send(). */
+int backlog_open(struct backlog *b, nng_msg *first, bool *woke);
+/* Closes it and drops what waits.  Returns how many were dropped. */
+size_t backlog_close(struct backlog *b);
+/* Messages waiting now. */
+size_t backlog_count(struct backlog *b);
+
+#endif
