@@ -91,7 +91,10 @@ struct conn *conn_open(struct conn_table *t, struct lws *wsi)
 		free(c);
 		return NULL;
 	}
-	t->slots[slot].generation++;
+	/* Never generation 0, so no id is 0 (ws.c's "no connection"), also
+	 * after 2^32 connections in one slot. */
+	if (++t->slots[slot].generation == 0)
+		t->slots[slot].generation = 1;
 	t->slots[slot].conn = c;
 	c->id = (uint64_t)t->slots[slot].generation << 32 | slot;
 	c->wsi = wsi;

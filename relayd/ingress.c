@@ -477,12 +477,19 @@ void ingress_forget(struct ingress *in, uint64_t conn_id)
 		return;
 	}
 	job = calloc(1, sizeof(*job));
-	if (!job)
-		return; /* the entry lingers until the slot's next generation: harmless */
+	if (!job) {
+		/* Out of memory: forget it now rather than never (entries are
+		 * keyed by the whole id, which no later connection reuses).  An
+		 * AUTH of it still queued may add it back; that one lingers. */
+		auth_forget(lane->auth, conn_id);
+		return;
+	}
 	job->conn_id = conn_id;
 	pthread_mutex_lock(&lane->lock);
-	if (ingress_queue(lane, job, true))
+	if (ingress_queue(lane, job, true)) {
 		free(job);
+		auth_forget(lane->auth, conn_id); /* as above */
+	}
 	pthread_mutex_unlock(&lane->lock);
 }
 

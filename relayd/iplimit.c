@@ -95,6 +95,9 @@ static void iplimit_refill(const struct iplimit *t, struct ip_entry *e, int64_t 
 	if (seconds <= 0)
 		return;
 	for (int k = 0; k < 2; k++) {
+		/* No limit (rate 0): a full bucket, so the entry can be swept. */
+		if (iplimit_rate(t, (enum iplimit_kind)k) == 0)
+			e->tokens[k] = iplimit_burst(t, (enum iplimit_kind)k);
 		e->tokens[k] += seconds * iplimit_rate(t, (enum iplimit_kind)k);
 		if (e->tokens[k] > iplimit_burst(t, (enum iplimit_kind)k))
 			e->tokens[k] = iplimit_burst(t, (enum iplimit_kind)k);
@@ -112,10 +115,11 @@ static bool iplimit_exempt(const struct iplimit *t, const char *ip)
 	       strncmp(ip, "::ffff:127.", 11) == 0;
 }
 
-bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms)
+bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms, bool *counted)
 {
 	struct ip_entry *e;
 
+	*counted = false;
 	if (iplimit_exempt(t, ip))
 		return true;
 	e = iplimit_find(t, ip, true, now_ms);
@@ -125,12 +129,15 @@ bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms)
 	if (t->cfg->max_connections_per_ip && e->conns >= t->cfg->max_connections_per_ip)
 		return false;
 	e->conns++;
+	*counted = true;
 	return true;
 }
 
-void iplimit_disconnect(struct iplimit *t, const char *ip)
+void iplimit_disconnect(struct iplimit *t, const char *ip, bool counted)
 {
-	struct ip_entry *e = iplimit_exempt(t, ip) ? NULL : iplimit_find(t, ip, false, 0);
+	/* Not judged again by the config of now: a reload of limit_loopback
+	 * between connect and disconnect would leave a count behind. */
+	struct ip_entry *e = counted ? iplimit_find(t, ip, false, 0) : NULL;
 
 	if (e && e->conns)
 		e->conns--;

@@ -31,10 +31,11 @@ void iplimit_set_config(struct iplimit *t, const struct config *cfg);
 void iplimit_free(struct iplimit *t);
 
 /* A connection from ip opens: false (and nothing counted) when ip already
- * has max_connections_per_ip. */
-bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms);
-/* A connection from ip closed. */
-void iplimit_disconnect(struct iplimit *t, const char *ip);
+ * has max_connections_per_ip.  *counted: whether it was counted (not for an
+ * exempt address); pass it back to iplimit_disconnect(). */
+bool iplimit_connect(struct iplimit *t, const char *ip, int64_t now_ms, bool *counted);
+/* A connection from ip closed; counted as iplimit_connect() said. */
+void iplimit_disconnect(struct iplimit *t, const char *ip, bool counted);
 /* Takes one token of kind for ip; false when the bucket is empty (a strike
  * is counted then). */
 bool iplimit_take(struct iplimit *t, const char *ip, enum iplimit_kind kind, int64_t now_ms);

@@ -114,17 +114,41 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 	return rc;
 }
 
+/* How long the delivery thread sleeps while the loop has deliver_queue
+ * deliveries still to handle. */
+#define LINK_DELIVER_WAIT_US 1000
+
+/* The loop has deliver_queue deliveries waiting in the mailbox: stop
+ * taking more from nng until it is under that again, so that a loop slower
+ * than stored for long does not grow this worker without bound.  nng's
+ * own buffer (deliver_queue more) then fills and drops the rest, which the
+ * worker counts and asks for again as before (relayd/replay.h): one
+ * stretch lost at a time, not one delivery in every few (a subscription
+ * keeps 64 ranges of lost deliveries).  Returns false when the link
+ * closes. */
+static bool link_wait_for_loop(struct relayd *r)
+{
+	while (atomic_load(&r->delivers_waiting) >= relayd_cfg(r)->deliver_queue) {
+		if (atomic_load(&r->link_closing))
+			return false;
+		usleep(LINK_DELIVER_WAIT_US);
+	}
+	return true;
+}
+
 static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
 {
 	nng_msg *msg;
 	struct mail *m;
 
-	while (nng_recvmsg(sock, &msg, 0) == 0) {
+	while ((kind != MAIL_DELIVER || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
 		m = mail_new(kind, 0);
 		if (!m) {
 			nng_msg_free(msg);
 			continue;
 		}
+		if (kind == MAIL_DELIVER)
+			atomic_fetch_add(&r->delivers_waiting, 1);
 		nng_msg_header_clear(msg);
 		m->msg = msg;
 		mailbox_post(r->mailbox, m);
@@ -344,6 +368,7 @@ int link_open(struct relayd *r)
 
 void link_close(struct relayd *r)
 {
+	atomic_store(&r->link_closing, true); /* link_wait_for_loop() gives up */
 	listencheck_stop(r->listencheck);
 	nng_close(r->rpc);
 	nng_close(r->sub);

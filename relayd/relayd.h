@@ -97,6 +97,8 @@ struct relayd {
 	unsigned link_redials;      /* service thread: fresh dialers this outage */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
+	atomic_uint_fast32_t delivers_waiting; /* MAIL_DELIVERs posted, not handled yet */
+	atomic_bool link_closing;   /* link_close() began */
 	struct backlog backlog;     /* requests nng had no room for; open once
 				       this link's HELLO has been sent */
 	lws_sorted_usec_list_t pump_tick; /* service thread: pumps the backlog */

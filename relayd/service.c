@@ -351,7 +351,10 @@ static void service_handle(struct relayd *r, struct mail *m)
 
 	switch (m->kind) {
 	case MAIL_RPC: answer_rpc(r, m->msg); return;
-	case MAIL_DELIVER: answer_deliver(r, m->msg); return;
+	case MAIL_DELIVER:
+		atomic_fetch_sub(&r->delivers_waiting, 1);
+		answer_deliver(r, m->msg);
+		return;
 	case MAIL_LINK_UP: mail_link_up(r); return;
 	case MAIL_LINK_DOWN: mail_link_down(r); return;
 	case MAIL_RELOAD: reload_apply(r); return;
@@ -456,6 +459,6 @@ void service_conn_gone(struct relayd *r, struct conn *c)
 		buf_free(&out);
 	if (r->ingress) /* NULL while the worker shuts down */
 		ingress_forget(r->ingress, c->id);
-	iplimit_disconnect(r->iplimit, c->ip);
+	iplimit_disconnect(r->iplimit, c->ip, c->ip_counted);
 	conn_close(r->conns, c);
 }

@@ -51,22 +51,24 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 {
 	char ip[64] = "";
 	struct conn *c;
+	bool counted;
 
 	lws_get_peer_simple(wsi, ip, sizeof(ip));
 	if (policy_ip_blocked(r, ip)) {
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;
 	}
-	if (!iplimit_connect(r->iplimit, ip, service_now_ms())) {
+	if (!iplimit_connect(r->iplimit, ip, service_now_ms(), &counted)) {
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;
 	}
 	c = conn_open(r->conns, wsi);
 	if (!c) {
-		iplimit_disconnect(r->iplimit, ip);
+		iplimit_disconnect(r->iplimit, ip, counted);
 		return -1;
 	}
 	memcpy(c->ip, ip, sizeof(c->ip));
+	c->ip_counted = counted;
 	pss->conn_id = c->id;
 	ws_send_challenge(r, c);
 	return 0;

@@ -171,16 +171,23 @@ static void query_fail(struct query_worker *q, const struct query_job *job)
 			   q->timed_out ? query_too_long : "error: the query failed");
 }
 
+/* Sized for this job alone: one large replay (up to QUERY_REPLAY_MAX rows
+ * per filter) must not leave every later job clearing megabytes. */
 static int query_prepare_seen(struct query_worker *q, const struct query_job *job)
 {
-	size_t want = 16;
+	size_t want = 16, cap = 1024;
 
 	for (uint32_t i = 0; i < job->nfilters; i++)
 		want += 2 * (size_t)query_limit(q->s, job, &job->filters[i]);
-	while (q->seen_cap < want)
-		q->seen_cap = q->seen_cap ? q->seen_cap * 2 : 1024;
+	while (cap < want)
+		cap *= 2;
+	if (cap == q->seen_cap && q->seen) {
+		memset(q->seen, 0, cap * sizeof(int64_t));
+		return 0;
+	}
 	free(q->seen);
-	q->seen = calloc(q->seen_cap, sizeof(int64_t));
+	q->seen = calloc(cap, sizeof(int64_t));
+	q->seen_cap = q->seen ? cap : 0;
 	return q->seen ? 0 : ERR_NOMEM;
 }
 

@@ -30,7 +30,12 @@ struct queue *queue_new(size_t capacity)
 	}
 	q->capacity = capacity;
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->nonempty, NULL);
+	if (deadline_cond_init(&q->nonempty)) { /* queue_pop_timed() waits on CLOCK_MONOTONIC */
+		pthread_mutex_destroy(&q->lock);
+		free(q->items);
+		free(q);
+		return NULL;
+	}
 	return q;
 }
 
@@ -112,7 +117,7 @@ void *queue_pop_timed(struct queue *q, int timeout_ms)
 	struct timespec deadline;
 	void *item = NULL;
 
-	deadline_after_ms(&deadline, CLOCK_REALTIME, timeout_ms);
+	deadline_after_ms(&deadline, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&q->lock);
 	while (q->count == 0 && !q->closed)
 		if (pthread_cond_timedwait(&q->nonempty, &q->lock, &deadline))

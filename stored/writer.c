@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../common/retention.h"
@@ -266,7 +267,9 @@ static struct write_job *writer_wait(struct writer *w)
 	int timeout;
 
 	for (;;) {
-		int64_t now = (int64_t)time(NULL);
+		/* An interval, so on the monotonic clock: a wall clock stepped
+		 * back by NTP must not put the expiry job off by as much. */
+		int64_t now = deadline_now_ms() / 1000;
 
 		if (now - w->last_expiry >= interval) {
 			writer_expire(w);
@@ -533,6 +536,7 @@ int writer_start(struct stored *s, pthread_t *thread)
 	if (!w)
 		return ERR_NOMEM;
 	w->s = s;
+	w->last_expiry = INT64_MIN / 2; /* the expiry job runs at the first wait */
 	w->batch = calloc(n, sizeof(*w->batch));
 	w->outcome = calloc(n, sizeof(*w->outcome));
 	w->seq = calloc(n, sizeof(*w->seq));
