@@ -9,6 +9,7 @@ struct backlog_item {
 	struct backlog_item *next;
 	nng_msg *msg;
 	bool control;
+	bool first; /* backlog_open()'s: nothing may go without it */
 };
 
 void backlog_init(struct backlog *b, backlog_try_fn try_send, void *arg)
@@ -49,6 +50,12 @@ static void backlog_pump_locked(struct backlog *b)
 
 		if (rc == ERR_FULL)
 			return;
+		if (rc && it->first) {
+			/* The HELLO cannot go: nothing after it may either. */
+			b->open = false;
+			backlog_drop_locked(b);
+			return;
+		}
 		if (rc)
 			nng_msg_free(it->msg);
 		b->head = it->next;
@@ -66,7 +73,7 @@ static int backlog_append_locked(struct backlog *b, nng_msg *msg, bool control, 
 
 	if (!it)
 		return ERR_NOMEM;
-	*it = (struct backlog_item){ NULL, msg, control };
+	*it = (struct backlog_item){ NULL, msg, control, at_head };
 	if (at_head) {
 		it->next = b->head;
 		b->head = it;
@@ -153,6 +160,16 @@ size_t backlog_close(struct backlog *b)
 	n = backlog_drop_locked(b);
 	pthread_mutex_unlock(&b->lock);
 	return n;
+}
+
+bool backlog_is_open(struct backlog *b)
+{
+	bool open;
+
+	pthread_mutex_lock(&b->lock);
+	open = b->open;
+	pthread_mutex_unlock(&b->lock);
+	return open;
 }
 
 size_t backlog_count(struct backlog *b)

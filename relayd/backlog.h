@@ -20,7 +20,10 @@
  * the service thread calls when told the backlog filled (woke) and on a
  * short timer until it is empty.  Closed (no link to stored, or no HELLO
  * on it yet) it refuses everything and holds nothing: what was waiting is
- * dropped when the link goes down, as nng drops what a dead pipe held.
+ * dropped when the link goes down.  (nng's own send buffer belongs to the
+ * socket and outlives the pipe: what it still holds reaches stored ahead
+ * of the new HELLO, which then forgets any subscription those filed; their
+ * answers find nothing waiting for them.)
  *
  * Thread-safe: lanes, the service thread and nng's pipe callbacks use it.
  */
@@ -62,8 +65,9 @@ void backlog_destroy(struct backlog *b);
  */
 int backlog_send(struct backlog *b, nng_msg *msg, bool control, size_t max_requests,
 		 bool *woke);
-/* Hands nng what it takes now, in order.  Returns whether messages still
- * wait. */
+/* Hands nng what it takes now, in order; a message nng refuses for good
+ * is dropped, and if that is the first of backlog_open() the backlog
+ * closes.  Returns whether messages still wait. */
 bool backlog_pump(struct backlog *b);
 /* Opens the backlog with first (a new link's HELLO) ahead of anything:
  * sent now, or waiting at the head.  Returns 0, or an error (first freed,
@@ -73,5 +77,9 @@ int backlog_open(struct backlog *b, nng_msg *first, bool *woke);
 size_t backlog_close(struct backlog *b);
 /* Messages waiting now. */
 size_t backlog_count(struct backlog *b);
+/* Whether it is open: closed by backlog_close(), or when nng refuses the
+ * first message of backlog_open() for good (then the link needs a new
+ * HELLO). */
+bool backlog_is_open(struct backlog *b);
 
 #endif

@@ -178,6 +178,11 @@ uint32_t fairq_pending(const struct fairq *q, uint32_t slot)
 	return slot < q->nsenders ? q->senders[slot].count : 0;
 }
 
+struct fairq_item *fairq_last(const struct fairq *q, uint32_t slot)
+{
+	return slot < q->nsenders ? q->senders[slot].tail : NULL;
+}
+
 void fairq_free(struct fairq *q)
 {
 	free(q->senders);

@@ -79,6 +79,8 @@ bool fairq_express_ready(const struct fairq *q);
 bool fairq_sender_idle(const struct fairq *q, uint32_t slot);
 /* Items slot has queued (0 for a slot never seen). */
 uint32_t fairq_pending(const struct fairq *q, uint32_t slot);
+/* The last item slot queued, or NULL when it has none queued. */
+struct fairq_item *fairq_last(const struct fairq *q, uint32_t slot);
 /* Frees the queue's own memory (pop every item first). */
 void fairq_free(struct fairq *q);
 

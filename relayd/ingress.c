@@ -363,10 +363,18 @@ static int ingress_queue(struct ingress_lane *lane, struct ingress_job *job, boo
 static void ingress_after_pop(struct ingress_lane *lane, const struct ingress_job *job)
 {
 	uint32_t slot = (uint32_t)(job->conn_id & 0xffffffffu);
+	const struct ingress_job *last;
 	struct mail *m;
 
-	if (!job->resumes && fairq_pending(&lane->jobs, slot) != lane->pause_at / 2)
-		return;
+	if (!job->resumes) {
+		if (fairq_pending(&lane->jobs, slot) != lane->pause_at / 2)
+			return;
+		/* A connection paused behind a full lane waits for that job
+		 * (the last it queued), not for half its backlog. */
+		last = (const struct ingress_job *)fairq_last(&lane->jobs, slot);
+		if (last && last->resumes)
+			return;
+	}
 	m = mail_new(MAIL_RESUME, job->conn_id);
 	if (m)
 		mailbox_post(lane->r->mailbox, m);

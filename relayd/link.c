@@ -73,7 +73,9 @@ static int link_send_as(struct relayd *r, uint32_t request_id, const void *data,
 	bool woke;
 	int rc;
 
-	if (!atomic_load(&r->link_up))
+	/* After link_close() the backlog is gone (connections closing at
+	 * shutdown still say so). */
+	if (!atomic_load(&r->link_up) || atomic_load(&r->link_closing))
 		return ERR_CLOSED;
 	if ((rc = link_msg(request_id, data, len, &msg)))
 		return rc;
@@ -114,21 +116,29 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 	return rc;
 }
 
+/* The largest receive buffer nng 1.5 accepts. */
+#define LINK_NNG_RECVBUF_MAX 8192
+
 /* How long the delivery thread sleeps while the loop has deliver_queue
  * deliveries still to handle. */
 #define LINK_DELIVER_WAIT_US 1000
 
 /* The loop has deliver_queue deliveries waiting in the mailbox: stop
- * taking more from nng until it is under that again, so that a loop slower
- * than stored for long does not grow this worker without bound.  nng's
- * own buffer (deliver_queue more) then fills and drops the rest, which the
- * worker counts and asks for again as before (relayd/replay.h): one
- * stretch lost at a time, not one delivery in every few (a subscription
- * keeps 64 ranges of lost deliveries).  Returns false when the link
+ * taking more from nng until it has handled half of them, so that a loop
+ * slower than stored for long does not grow this worker without bound.
+ * nng's own buffer then fills and drops the rest, which the worker counts
+ * and asks for again as before (relayd/replay.h).  Waiting for half, not
+ * for one, makes the losses a few long stretches rather than a gap every
+ * few deliveries (a subscription keeps 64 ranges of lost deliveries, and
+ * each gap starts a round of replays).  Returns false when the link
  * closes. */
 static bool link_wait_for_loop(struct relayd *r)
 {
-	while (atomic_load(&r->delivers_waiting) >= relayd_cfg(r)->deliver_queue) {
+	uint32_t bound = relayd_cfg(r)->deliver_queue;
+
+	if (atomic_load(&r->delivers_waiting) < bound)
+		return true;
+	while (atomic_load(&r->delivers_waiting) > bound / 2) {
 		if (atomic_load(&r->link_closing))
 			return false;
 		usleep(LINK_DELIVER_WAIT_US);
@@ -246,6 +256,27 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
  */
 #define LINK_REDIAL_MS 750
 
+/* A link up whose backlog stays closed had its HELLO refused by nng for
+ * good (no memory): nothing can be asked until one goes, so after two
+ * watches in a row (a LINK_UP still in the mailbox is handled well within
+ * one) the link is announced again, which sends a HELLO and registers the
+ * subscriptions again. */
+static void link_watch_hello(struct relayd *r)
+{
+	struct mail *m;
+
+	if (backlog_is_open(&r->backlog)) {
+		r->link_unopened = 0;
+		return;
+	}
+	if (++r->link_unopened < 2)
+		return;
+	r->link_unopened = 0;
+	log_warnx("the link to stored is up but its HELLO did not go; sending it again");
+	if ((m = mail_new(MAIL_LINK_UP, 0)))
+		mailbox_post(r->mailbox, m);
+}
+
 void link_watch(struct relayd *r, int64_t now_ms)
 {
 	bool up;
@@ -256,6 +287,7 @@ void link_watch(struct relayd *r, int64_t now_ms)
 	if (up) {
 		r->link_down_since_ms = 0;
 		r->link_redials = 0;
+		link_watch_hello(r);
 		return;
 	}
 	if (r->link_down_since_ms == 0) {
@@ -340,7 +372,13 @@ int link_open(struct relayd *r)
 		return ERR_NNG;
 	nng_socket_set_size(r->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_size(r->sub, NNG_OPT_RECVMAXSZ, max);
-	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF, (int)relayd_cfg(r)->deliver_queue);
+	/* nng refuses a receive buffer over 8192 messages (and then keeps its
+	 * default of 128); deliver_queue beyond it still bounds the loop's
+	 * share (link_wait_for_loop). */
+	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF,
+			   (int)(relayd_cfg(r)->deliver_queue < LINK_NNG_RECVBUF_MAX
+					 ? relayd_cfg(r)->deliver_queue
+					 : LINK_NNG_RECVBUF_MAX));
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));

@@ -44,8 +44,8 @@ uint32_t link_request_id(struct relayd *r);
  */
 int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 /* The same for a message the worker owes stored on its own (a SUB_OPEN
- * re-registering a subscription, SUB_CLOSE, CONN_CLOSED, SUB_REPLAY, its
- * stats): it waits in the backlog however many do, so it fails only while
+ * re-registering a subscription, SUB_CLOSE, CONN_CLOSED, SUB_REPLAY): it
+ * waits in the backlog however many do, so it fails only while
  * the link is down. */
 int link_send_control(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 /* Service thread: hands nng what waits in the backlog; returns whether

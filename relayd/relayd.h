@@ -95,6 +95,8 @@ struct relayd {
 	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
 	int64_t link_down_since_ms; /* service thread: 0 while the link is up */
 	unsigned link_redials;      /* service thread: fresh dialers this outage */
+	unsigned link_unopened;     /* service thread: watches that found the link up
+				       and its backlog closed (link_watch_hello) */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
 	atomic_uint_fast32_t delivers_waiting; /* MAIL_DELIVERs posted, not handled yet */

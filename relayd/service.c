@@ -83,6 +83,7 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
 				  s->nfilters, s->filters, 0, { { 0 } } };
 	struct buf out = BUF_INIT;
+	int rc;
 
 	/* stored picks the private events these may read before it applies
 	 * the limit; this worker still checks each one it sends (private.h). */
@@ -96,10 +97,12 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 		buf_free(&out);
 		return -1;
 	}
-	c->registered = true;
 	/* A client's REQ may be refused (CLOSED); a subscription stored lost
 	 * in a restart must be registered again, however many there are. */
-	return restoring ? service_control(r, &out, request_id) : service_request(r, &out, request_id);
+	rc = restoring ? service_control(r, &out, request_id) : service_request(r, &out, request_id);
+	if (rc == 0)
+		c->registered = true;
+	return rc;
 }
 
 void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
@@ -125,6 +128,7 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 {
 	struct sub *old = conn_sub_find(c, m->sub_id, m->sub_id_len);
 	struct sub *s;
+	bool replaced;
 	char why[96];
 
 	if (!old && c->nsubs >= relayd_cfg(r)->max_subscriptions) {
@@ -133,6 +137,7 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 		service_closed(r, c, m->sub_id, m->sub_id_len, why);
 		return;
 	}
+	replaced = old != NULL;
 	if (old)
 		conn_sub_remove(c, old); /* stored replaces it by name */
 	s = conn_sub_add(c, m->sub_id, m->sub_id_len, conn_sub_next_serial(c, &r->next_sub_serial),
@@ -151,6 +156,10 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	if (service_sub_register(r, c, s, 0, false)) {
 		service_closed(r, c, m->sub_id, m->sub_id_len,
 			       "error: storage is unavailable, retry shortly");
+		/* The subscription this REQ replaced is still filed at stored
+		 * if the link is up (the backlog was full): unfile it. */
+		if (replaced)
+			service_sub_close_remote(r, c, s);
 		conn_sub_remove(c, s);
 	}
 }
@@ -267,19 +276,6 @@ static void service_restore_conn(struct conn *c, void *arg)
 	}
 }
 
-static void mail_link_up(struct relayd *r)
-{
-	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
-	/* Ready for systemd once the port is bound (before the loop ran) and
-	 * stored answers; repeated READY=1 after a reconnect is harmless. */
-	if (ws_accept(r))
-		fatalx("cannot accept connections");
-	notify_send("READY=1\nSTATUS=serving");
-	service_hello(r);
-	replay_reset(r);
-	conn_foreach(r->conns, service_restore_conn, r);
-}
-
 struct count_closing {
 	struct relayd *r;
 	struct conn *c;
@@ -309,6 +305,24 @@ static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
 	conn_foreach(r->conns, service_fail_waiting, r);
+}
+
+static void mail_link_up(struct relayd *r)
+{
+	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
+	/* Ready for systemd once the port is bound (before the loop ran) and
+	 * stored answers; repeated READY=1 after a reconnect is harmless. */
+	if (ws_accept(r))
+		fatalx("cannot accept connections");
+	notify_send("READY=1\nSTATUS=serving");
+	/* Whatever was asked on an earlier link is answered now: a request
+	 * sent after the previous link went down but before this HELLO
+	 * (a LINK_UP handled after its pipe had gone) was dropped with the
+	 * backlog. */
+	conn_foreach(r->conns, service_fail_waiting, r);
+	service_hello(r);
+	replay_reset(r);
+	conn_foreach(r->conns, service_restore_conn, r);
 }
 
 typedef void (*conn_mail_fn)(struct relayd *r, struct conn *c, struct mail *m);

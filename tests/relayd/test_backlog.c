@@ -4,7 +4,8 @@
  * do when it is full): every message sent arrives exactly once and in the
  * order sent, whatever waited; requests past the cap are refused while
  * control messages wait; a closed backlog refuses and holds nothing; the
- * HELLO of backlog_open() goes ahead of everything; *woke is set exactly
+ * HELLO of backlog_open() goes ahead of everything, and one nng refuses
+ * for good closes the backlog; *woke is set exactly
  * when the backlog begins to hold something.  A threaded case (run under
  * TSan in CI) has four senders and a pump racing.
  */
@@ -173,6 +174,19 @@ START_TEST(test_close_and_reopen)
 	ck_assert(!backlog_pump(&b));
 	ck_assert_uint_eq(backlog_count(&b), 0);
 	ck_assert_int_eq(backlog_send(&b, numbered(10), true, 100, &woke), ERR_NNG);
+	ck_assert(backlog_is_open(&b));
+	/* A HELLO waiting at the head that nng then refuses for good closes
+	 * the backlog: nothing may reach stored without it. */
+	k->broken = false;
+	backlog_close(&b);
+	open_with_hello(&b, 3000, true);
+	ck_assert_int_eq(backlog_send(&b, numbered(11), true, 100, &woke), 0);
+	k->broken = true;
+	ck_assert(!backlog_pump(&b));
+	ck_assert(!backlog_is_open(&b));
+	ck_assert_uint_eq(backlog_count(&b), 0);
+	ck_assert_int_eq(backlog_send(&b, numbered(12), true, 100, &woke), ERR_CLOSED);
+	ck_assert_uint_eq(k->ngot, 2); /* 3000 and 11 never went */
 	backlog_destroy(&b);
 	sink_free(k);
 }

@@ -45,11 +45,18 @@ START_TEST(flood_does_not_delay_a_single_item)
 		ck_assert_int_eq(fairq_push(&q, 3, &flood[i].link, false), 0);
 	}
 	ck_assert_int_eq(fairq_push(&q, 9, &one.link, false), 0);
+	/* fairq_last: each sender's newest item, NULL once it has none. */
+	ck_assert_ptr_eq(fairq_last(&q, 3), &flood[99].link);
+	ck_assert_ptr_eq(fairq_last(&q, 9), &one.link);
+	ck_assert_ptr_null(fairq_last(&q, 4));
+	ck_assert_ptr_null(fairq_last(&q, 100000));
 	ck_assert_ptr_eq(fairq_pop(&q), &flood[0].link);
 	ck_assert_ptr_eq(fairq_pop(&q), &one.link);
+	ck_assert_ptr_null(fairq_last(&q, 9));
 	for (uint32_t i = 1; i < 100; i++)
 		ck_assert_ptr_eq(fairq_pop(&q), &flood[i].link);
 	ck_assert_ptr_null(fairq_pop(&q));
+	ck_assert_ptr_null(fairq_last(&q, 3));
 	ck_assert_uint_eq(q.count, 0);
 	fairq_free(&q);
 }
