@@ -35,8 +35,8 @@ enum mail_kind {
 	MAIL_RESUME,        /* conn_id's slot has room in its lane again: read from
 			     * the connection in that slot (any generation) */
 	MAIL_PUMP,          /* the link's backlog began to hold requests (backlog.h) */
-	MAIL_AUTHED,        /* conn_id authenticated as event_id's 32 bytes (a
-			     * pubkey): its open subscriptions may read more */
+	MAIL_AUTHED,        /* conn_id authenticated as viewers[0]: its open
+			     * subscriptions may read more */
 };
 
 struct mail {
@@ -53,7 +53,8 @@ struct mail {
 	struct filter *filters; /* MAIL_SUB_OPEN: owned */
 	uint32_t nfilters;
 	bool restricted;        /* MAIL_SUB_OPEN: may reach private kinds (private.h) */
-	uint32_t nviewers;      /* MAIL_SUB_OPEN: the connection's AUTH pubkeys */
+	uint32_t nviewers;      /* MAIL_SUB_OPEN: the connection's AUTH pubkeys;
+				 * MAIL_AUTHED: the one it added */
 	uint8_t viewers[8][32];
 	nng_msg *msg;           /* MAIL_RPC, MAIL_DELIVER: owned */
 };

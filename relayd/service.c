@@ -187,9 +187,9 @@ static void mail_authed(struct relayd *r, struct conn *c, struct mail *m)
 		if (!s->restricted)
 			continue;
 		for (uint32_t j = 0; j < s->nviewers && !known; j++)
-			known = memcmp(s->viewers[j], m->event_id, 32) == 0;
+			known = memcmp(s->viewers[j], m->viewers[0], 32) == 0;
 		if (!known && s->nviewers < sizeof(s->viewers) / sizeof(s->viewers[0]))
-			memcpy(s->viewers[s->nviewers++], m->event_id, 32);
+			memcpy(s->viewers[s->nviewers++], m->viewers[0], 32);
 	}
 }
 

@@ -36,7 +36,8 @@ static void verb_auth_tell_subs(struct verb_ctx *v, const uint8_t pubkey[32])
 
 	if (!m)
 		return; /* later REQs still get the pubkey (auth_list) */
-	memcpy(m->event_id, pubkey, 32);
+	memcpy(m->viewers[0], pubkey, 32);
+	m->nviewers = 1;
 	mailbox_post(v->r->mailbox, m);
 }
 
