@@ -169,7 +169,10 @@ static const struct config_key config_keys[] = {
 	U32(min_pow_difficulty, "access", "0", 0, 256,
 	    "NIP-13: least leading zero bits an event id must have (0: off)"),
 	U32(store_timeout_ms, "workers", "5000", 100, 600000,
-	    "how long a worker waits for stored before answering error:"),
+	    "how long a worker waits for stored's answer to an EVENT before answering error: itself"),
+	U32(answer_timeout_ms, "workers", "60000", 100, 3600000,
+	    "how long a worker waits for stored's answer to a COUNT, or the next part of a REQ's"
+	    " history, before answering CLOSED error: itself"),
 	U32(deliver_queue, "workers", "8192", 16, 1048576,
 	    "live deliveries a busy worker may lag behind before some are lost (and counted)"),
 	U32(request_backlog, "workers", "4096", 0, 1000000,

@@ -84,6 +84,7 @@ struct config {
 	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
+	uint32_t answer_timeout_ms;
 	uint32_t deliver_queue;
 	uint32_t request_backlog; /* clients' requests waiting for room to stored */
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */

@@ -271,6 +271,7 @@ struct msg_worker_stats {
 	uint64_t requests_on_loop; /* REQ/CLOSE/COUNT parsed on the websocket loop itself */
 	uint64_t listener_restarts; /* its reply socket listened on again (listencheck.h) */
 	uint64_t unmasked_closed; /* connections closed for an unmasked frame (wsguard.h) */
+	uint64_t store_timeouts; /* EVENTs, REQs and COUNTs stored did not answer in time */
 	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
 };
 

@@ -125,6 +125,8 @@ static void answer_query_events(struct relayd *r, const struct msg_header *h, co
 	if (msg_decode_query_events(body, len, &m))
 		return;
 	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
+	if (s && !replay)
+		service_sub_answer_due(r, s); /* a long history is still coming */
 	if (s)
 		answer_stored_events(r, c, s, &m);
 	msg_query_events_release(&m);

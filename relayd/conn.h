@@ -38,6 +38,8 @@ struct sub {
 	enum sub_state state;
 	uint64_t floor_seq;   /* commit seq it was registered at (QUERY_DONE) */
 	uint64_t resume_after; /* SUB_RESUMING: its resume brings commits after this */
+	int64_t answer_deadline_ms; /* not SUB_LIVE: closed if stored sends nothing
+				       more for it by then (service.h) */
 	struct filter *filters; /* kept to re-register after stored restarts */
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */

@@ -6,7 +6,8 @@
 
 #include "../common/err.h"
 
-int count_waits_add(struct count_waits *c, uint32_t request_id, const char *sub_id, size_t len)
+int count_waits_add(struct count_waits *c, uint32_t request_id, const char *sub_id, size_t len,
+		    int64_t deadline_ms)
 {
 	char *copy;
 
@@ -24,7 +25,7 @@ int count_waits_add(struct count_waits *c, uint32_t request_id, const char *sub_
 		return ERR_NOMEM;
 	memcpy(copy, sub_id, len);
 	copy[len] = '\0';
-	c->w[c->n++] = (struct count_wait){ request_id, (uint32_t)len, copy };
+	c->w[c->n++] = (struct count_wait){ request_id, (uint32_t)len, copy, deadline_ms };
 	return 0;
 }
 
@@ -53,6 +54,26 @@ void count_waits_drain(struct count_waits *c,
 		free(c->w[i].sub_id);
 	}
 	c->n = 0;
+}
+
+uint32_t count_waits_expire(struct count_waits *c, int64_t now_ms,
+			    void (*fn)(void *arg, const char *sub_id, size_t len), void *arg)
+{
+	uint32_t kept = 0, expired = 0;
+
+	/* Not only a prefix: answer_timeout_ms may have been reloaded between
+	 * two COUNTs, so a later one can have the earlier deadline. */
+	for (uint32_t i = 0; i < c->n; i++) {
+		if (c->w[i].deadline_ms > now_ms) {
+			c->w[kept++] = c->w[i];
+			continue;
+		}
+		fn(arg, c->w[i].sub_id, c->w[i].sub_id_len);
+		free(c->w[i].sub_id);
+		expired++;
+	}
+	c->n = kept;
+	return expired;
 }
 
 void count_waits_free(struct count_waits *c)

@@ -48,6 +48,7 @@ struct relayd_stats {
 	atomic_uint_fast64_t lane_refused;  /* messages a full ingress lane refused */
 	atomic_uint_fast64_t reads_paused;  /* connections paused at max_queued_messages */
 	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
+	atomic_uint_fast64_t store_timeouts; /* requests stored did not answer in time (service.c) */
 };
 
 /* A NIP-86 request waiting for stored's answer (nip86.c). */
@@ -99,6 +100,10 @@ struct relayd {
 				       and its backlog closed (link_watch_hello) */
 	atomic_uint_fast32_t next_request_id;
 	atomic_bool link_up;        /* a pipe to stored exists */
+	bool answers_due;           /* service thread: between a LINK_UP and a
+				       LINK_DOWN mail (histories are asked
+				       again at each LINK_UP, so none is
+				       overdue while the link is away) */
 	atomic_uint_fast32_t delivers_waiting; /* MAIL_DELIVERs posted, not handled yet */
 	atomic_bool link_closing;   /* link_close() began */
 	struct backlog backlog;     /* requests nng had no room for; open once

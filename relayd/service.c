@@ -93,6 +93,7 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 		memcpy(m.viewers, s->viewers, sizeof(m.viewers));
 	}
 	s->resume_after = m.resume_after;
+	service_sub_answer_due(r, s);
 	if (msg_encode_sub_open(&out, &h, &m)) {
 		buf_free(&out);
 		return -1;
@@ -103,6 +104,11 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 	if (rc == 0)
 		c->registered = true;
 	return rc;
+}
+
+void service_sub_answer_due(struct relayd *r, struct sub *s)
+{
+	s->answer_deadline_ms = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
 }
 
 void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
@@ -223,7 +229,9 @@ static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_count_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	if (count_waits_add(&c->counts, m->request_id, m->sub_id, m->sub_id_len))
+	int64_t deadline = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
+
+	if (count_waits_add(&c->counts, m->request_id, m->sub_id, m->sub_id_len, deadline))
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 }
 
@@ -304,6 +312,7 @@ static void service_fail_waiting(struct conn *c, void *arg)
 static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
+	r->answers_due = false;
 	conn_foreach(r->conns, service_fail_waiting, r);
 }
 
@@ -320,6 +329,7 @@ static void mail_link_up(struct relayd *r)
 	 * (a LINK_UP handled after its pipe had gone) was dropped with the
 	 * backlog. */
 	conn_foreach(r->conns, service_fail_waiting, r);
+	r->answers_due = true;
 	service_hello(r);
 	replay_reset(r);
 	conn_foreach(r->conns, service_restore_conn, r);
@@ -404,17 +414,58 @@ void service_drain(struct relayd *r)
 	send_flush(r);
 }
 
+static void service_expire_count(void *arg, const char *sub_id, size_t len)
+{
+	struct count_closing *cc = arg;
+
+	service_closed(cc->r, cc->c, sub_id, len, "error: storage did not answer in time, retry");
+}
+
+/* A history or resume stored has sent nothing for within answer_timeout_ms
+ * is closed: its answer may have been dropped on the way (reply.h), and a
+ * client waiting for an EOSE that never comes would wait for ever.  The
+ * bound is long (a minute by default) because a history may rightly wait
+ * that long in stored's query queue behind other clients' jobs.  stored
+ * unfiles it; anything it still sends for it is dropped (the serial is gone). */
+static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t now)
+{
+	uint32_t expired = 0;
+
+	if (!r->answers_due)
+		return 0;
+	/* Backwards: conn_sub_remove() moves the last subscription into the
+	 * removed one's place. */
+	for (uint32_t i = c->nsubs; i-- > 0;) {
+		struct sub *s = c->subs[i];
+
+		if (s->state == SUB_LIVE || s->answer_deadline_ms > now)
+			continue;
+		service_closed(r, c, s->id, s->id_len, "error: storage did not answer in time, retry");
+		service_sub_close_remote(r, c, s);
+		conn_sub_remove(c, s);
+		expired++;
+	}
+	return expired;
+}
+
 static void service_expire(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
+	struct count_closing cc = { r, c };
 	int64_t now = service_now_ms();
+	uint32_t expired = 0;
 
 	while (c->npending && c->pending[0].deadline_ms <= now) {
 		struct pending_event p;
 
 		conn_pending_take(c, c->pending[0].request_id, &p);
 		service_ok(r, c, p.id, "error: storage did not answer in time, retry");
+		expired++;
 	}
+	expired += count_waits_expire(&c->counts, now, service_expire_count, &cc);
+	expired += service_expire_subs(r, c, now);
+	if (expired)
+		atomic_fetch_add(&r->stats.store_timeouts, expired);
 }
 
 static void service_report(struct relayd *r)
@@ -428,7 +479,7 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
 		atomic_load(&r->stats.requests_on_loop), listencheck_relistens(r->listencheck),
-		wsguard_refused(), r->ok_latency
+		wsguard_refused(), atomic_load(&r->stats.store_timeouts), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 

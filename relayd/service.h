@@ -20,8 +20,10 @@ struct sub;
 
 /* Handles all mail queued so far. */
 void service_drain(struct relayd *r);
-/* Once a second: answers events stored did not answer in time, and sends
- * this worker's counters to stored. */
+/* Once a second: answers error: to the EVENTs stored did not answer within
+ * store_timeout_ms and to the COUNTs, histories and resumes it sent nothing
+ * for within answer_timeout_ms, and sends this worker's counters to
+ * stored. */
 void service_tick(struct relayd *r);
 /* A connection closed: tell stored and forget it. */
 void service_conn_gone(struct relayd *r, struct conn *c);
@@ -31,6 +33,10 @@ void service_conn_gone(struct relayd *r, struct conn *c);
  * (link_send).  Returns 0 or the send's error. */
 int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after,
 			 bool restoring);
+/* stored's next part of s's history or resume is due within
+ * answer_timeout_ms from now: called when it is asked for and as each part
+ * arrives. */
+void service_sub_answer_due(struct relayd *r, struct sub *s);
 /* Tells stored that s no longer wants deliveries (SUB_CLOSE). */
 void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s);
 /* Hands nng what waits in the link's backlog, and keeps a short timer

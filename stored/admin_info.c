@@ -63,6 +63,7 @@ static cJSON *admin_worker(int w, const struct stored_worker_report *r, time_t n
 	admin__add_u64(item, "deliver_gaps", r->deliver_gaps);
 	admin__add_u64(item, "listener_restarts", r->listener_restarts);
 	admin__add_u64(item, "unmasked_closed", r->unmasked_closed);
+	admin__add_u64(item, "store_timeouts", r->store_timeouts);
 	return item;
 }
 

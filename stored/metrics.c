@@ -177,6 +177,9 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   "The worker's reply socket listened on again after it stopped taking connections.", 0),
 	WF("relay_worker_unmasked_closed_total", unmasked_closed, "counter",
 	   "Connections closed because the client sent an unmasked frame (RFC 6455).", 0),
+	WF("relay_worker_store_timeouts_total", store_timeouts, "counter",
+	   "EVENTs, REQs and COUNTs answered error: because stored sent nothing for them within store_timeout_ms.",
+	   0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

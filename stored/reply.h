@@ -8,7 +8,8 @@
  * reading altogether must not stall stored: after one send times out the
  * channel counts as stalled and further replies to it are dropped at once
  * until one goes through (its clients then get error: from the worker's own
- * timeout, as with a worker that died).
+ * deadlines: an EVENT's OK after store_timeout_ms, a COUNT's or a
+ * history's CLOSED after answer_timeout_ms; relayd/service.h).
  *
  * Threading: reply_send() may be called from any thread; reply_open() from
  * the rpc thread; reply_close_all() once every other thread has stopped.

@@ -276,6 +276,7 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->requests_on_loop = m.requests_on_loop;
 	r->listener_restarts = m.listener_restarts;
 	r->unmasked_closed = m.unmasked_closed;
+	r->store_timeouts = m.store_timeouts;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

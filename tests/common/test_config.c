@@ -82,6 +82,7 @@ static const struct key_case keys[] = {
 	U(verify_nice, "5", 0, 19, "7"),
 	U(max_queued_messages, "64", 2, 100000, "8"),
 	U(store_timeout_ms, "5000", 100, 600000, "100"),
+	U(answer_timeout_ms, "60000", 100, 3600000, "250"),
 	U(listen_check_ms, "1000", 0, 60000, "0"),
 	U(listen_check_timeout_ms, "1000", 100, 5000, "3000"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),

@@ -15,7 +15,11 @@
  *     after a stored restart does not bring the live events held for the
  *     first one twice;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
- *     each worker's deliveries from 1 again after its HELLO.
+ *     each worker's deliveries from 1 again after its HELLO;
+ *   - a stored that stops answering (SIGSTOP) while its link stays up: the
+ *     worker answers a waiting EVENT error: itself after store_timeout_ms,
+ *     and a waiting REQ and COUNT after answer_timeout_ms, once each, and
+ *     stored forgets the subscription.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -731,4 +735,59 @@ describe('a restarted worker', () => {
     const text = await metricsOnceReported(relay, 2, 6);
     assert.equal(metricValue(text, 'relay_worker_deliver_gaps_total{worker="2"}'), 0);
   });
+});
+
+describe('a stored that stops answering', () => {
+  const relay = useRelay({ workers: 1, config: { store_timeout_ms: 1000, answer_timeout_ms: 1000 } });
+
+  it('has the worker answer a REQ, a COUNT and an EVENT error: after its timeouts, once each',
+    async () => {
+      const kp = keypair();
+      const c = await relay.connect();
+      const kept = await c.mustPublish(signed(kp.sk, { kind: 1, content: 'kept' }));
+      const late = signed(kp.sk, { kind: 1, content: 'late' });
+      const mine = { kinds: [1], authors: [kp.pk] };
+      const timedOut = /^error: storage did not answer in time/;
+      let elapsed;
+      /* The link stays up (the process is only stopped), so nothing but
+       * the worker's own deadline can answer these. */
+      await relay.kill('stored', 'SIGSTOP');
+      try {
+        const sent = Date.now();
+        c.send(['REQ', 'h', mine]);
+        c.send(['COUNT', 'n', mine]);
+        c.send(['EVENT', late]);
+        const h = await c.collect('h', { timeout: 5000 });
+        assert.deepEqual(h, { events: [], eose: false, closed: h.closed });
+        assert.match(h.closed, timedOut);
+        const n = await c.waitFor((m) => m[1] === 'n', { timeout: 5000, what: 'an answer to COUNT n' });
+        assert.equal(n[0], 'CLOSED');
+        assert.match(n[2], timedOut);
+        const ok = await c.okFor(late.id, { timeout: 5000 });
+        assert.equal(ok.ok, false);
+        assert.match(ok.message, timedOut);
+        elapsed = Date.now() - sent;
+      } finally {
+        await relay.kill('stored', 'SIGCONT');
+      }
+      assert.ok(elapsed >= 900, `answered after ${elapsed} ms, before the timeouts`);
+      /* stored now takes what was sent to it while it was stopped and
+       * answers all three: the worker drops those answers. */
+      await sleep(1500);
+      assert.deepEqual(c.take((m) => m[1] === 'h' || m[1] === 'n' || m[1] === late.id), []);
+      /* The worker unfiled the subscription it closed. */
+      await until(async () =>
+        metricValue((await relay.httpGet('/metrics')).body, 'relay_subscriptions') === 0,
+      { timeout: 5000, what: 'relay_subscriptions = 0' });
+      await until(async () => metricValue((await relay.httpGet('/metrics')).body,
+        'relay_worker_store_timeouts_total{worker="1"}') === 3,
+      { timeout: 5000, what: 'relay_worker_store_timeouts_total = 3' });
+      /* As the README says of such an EVENT: it may still have been
+       * committed, and publishing it again says so. */
+      const again = await c.req('again', mine);
+      assert.deepEqual(again.events.map((e) => e.id).sort(), [kept.id, late.id].sort());
+      const dup = await c.publish(late);
+      assert.equal(dup.ok, true);
+      assert.match(dup.message, /^duplicate:/);
+    });
 });

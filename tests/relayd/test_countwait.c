@@ -2,7 +2,8 @@
  * test_countwait.c - checks relayd/countwait.c: a noted COUNT is taken
  * once (its query id handed over), answers in any order find theirs,
  * draining closes every one still noted in the order sent and leaves none,
- * and a random run against a plain list.
+ * a COUNT past its deadline is closed once and the others stay (also when
+ * the deadlines are out of order), and a random run against a plain list.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -19,7 +20,7 @@ START_TEST(a_noted_count_is_taken_once)
 	struct count_waits c = { 0 };
 	struct count_wait w;
 
-	ck_assert_int_eq(count_waits_add(&c, 7, "q1", 2), 0);
+	ck_assert_int_eq(count_waits_add(&c, 7, "q1", 2, 1000), 0);
 	ck_assert(count_waits_take(&c, 7, &w));
 	ck_assert_uint_eq(w.request_id, 7);
 	ck_assert_uint_eq(w.sub_id_len, 2);
@@ -49,7 +50,7 @@ START_TEST(answers_in_any_order_and_the_rest_are_drained)
 
 	for (uint32_t i = 1; i <= 6; i++) {
 		snprintf(id, sizeof(id), "c%u", i);
-		ck_assert_int_eq(count_waits_add(&c, i, id, strlen(id)), 0);
+		ck_assert_int_eq(count_waits_add(&c, i, id, strlen(id), 1000), 0);
 	}
 	ck_assert(count_waits_take(&c, 4, NULL));
 	ck_assert(count_waits_take(&c, 1, NULL));
@@ -60,8 +61,38 @@ START_TEST(answers_in_any_order_and_the_rest_are_drained)
 	/* Drained means forgotten: a late answer finds nothing. */
 	ck_assert(!count_waits_take(&c, 2, NULL));
 	/* And the list takes new COUNTs after a drain. */
-	ck_assert_int_eq(count_waits_add(&c, 9, "again", 5), 0);
+	ck_assert_int_eq(count_waits_add(&c, 9, "again", 5, 1000), 0);
 	ck_assert(count_waits_take(&c, 9, NULL));
+	count_waits_free(&c);
+}
+END_TEST
+
+START_TEST(counts_past_their_deadline_are_closed_and_the_others_stay)
+{
+	struct count_waits c = { 0 };
+	char seen[128] = "";
+
+	/* The third was sent after store_timeout_ms was lowered: its deadline
+	 * is earlier than the second's. */
+	ck_assert_int_eq(count_waits_add(&c, 1, "a", 1, 100), 0);
+	ck_assert_int_eq(count_waits_add(&c, 2, "b", 1, 300), 0);
+	ck_assert_int_eq(count_waits_add(&c, 3, "c", 1, 150), 0);
+	ck_assert_int_eq(count_waits_add(&c, 4, "d", 1, 400), 0);
+	ck_assert_uint_eq(count_waits_expire(&c, 99, collect, seen), 0);
+	ck_assert_str_eq(seen, "");
+	ck_assert_uint_eq(count_waits_expire(&c, 150, collect, seen), 2);
+	ck_assert_str_eq(seen, "a,c,");
+	/* Closed means forgotten: their late answers find nothing, and a
+	 * second expiry at the same time closes nothing twice. */
+	ck_assert(!count_waits_take(&c, 1, NULL));
+	ck_assert(!count_waits_take(&c, 3, NULL));
+	ck_assert_uint_eq(count_waits_expire(&c, 150, collect, seen), 0);
+	/* The others keep their order and their answers. */
+	ck_assert_uint_eq(c.n, 2);
+	ck_assert(count_waits_take(&c, 4, NULL));
+	ck_assert_uint_eq(count_waits_expire(&c, 1000, collect, seen), 1);
+	ck_assert_str_eq(seen, "a,c,b,");
+	ck_assert_uint_eq(c.n, 0);
 	count_waits_free(&c);
 }
 END_TEST
@@ -78,7 +109,7 @@ START_TEST(random_adds_and_takes_against_a_list)
 			char id[16];
 
 			snprintf(id, sizeof(id), "id%u", next);
-			ck_assert_int_eq(count_waits_add(&c, next, id, strlen(id)), 0);
+			ck_assert_int_eq(count_waits_add(&c, next, id, strlen(id), 1000), 0);
 			noted[next++] = true;
 		} else {
 			uint32_t rid = (uint32_t)(rand() % 260);
@@ -110,6 +141,7 @@ int main(void)
 
 	tcase_add_test(tc, a_noted_count_is_taken_once);
 	tcase_add_test(tc, answers_in_any_order_and_the_rest_are_drained);
+	tcase_add_test(tc, counts_past_their_deadline_are_closed_and_the_others_stay);
 	tcase_add_test(tc, random_adds_and_takes_against_a_list);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
