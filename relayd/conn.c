@@ -17,13 +17,18 @@ struct conn_table {
 	uint32_t nslots, cap;
 	uint32_t free_head; /* index + 1; 0: none */
 	uint32_t open;
+	uint32_t generation_base; /* a new slot's first generation follows it */
 	unsigned char *scratch;
 	size_t scratch_len;
 };
 
-struct conn_table *conn_table_new(void)
+struct conn_table *conn_table_new(uint32_t generation_base)
 {
-	return calloc(1, sizeof(struct conn_table));
+	struct conn_table *t = calloc(1, sizeof(struct conn_table));
+
+	if (t)
+		t->generation_base = generation_base;
+	return t;
 }
 
 static void sub_free(struct sub *s)
@@ -75,6 +80,8 @@ static int conn_take_slot(struct conn_table *t, uint32_t *slot)
 		if (!grown)
 			return ERR_NOMEM;
 		memset(grown + t->cap, 0, (cap - t->cap) * sizeof(*grown));
+		for (uint32_t i = t->cap; i < cap; i++)
+			grown[i].generation = t->generation_base;
 		t->slots = grown;
 		t->cap = cap;
 	}

@@ -81,7 +81,12 @@ struct conn {
 
 struct conn_table;
 
-struct conn_table *conn_table_new(void);
+/* A table whose slots count their generations from generation_base.
+ * relayd passes a random one: stored keeps state by connection id for a
+ * while after a connection closes (its query marks, turnqueue.h), and the
+ * ids of a restarted worker's first connections should not be its
+ * predecessor's. */
+struct conn_table *conn_table_new(uint32_t generation_base);
 /* Frees the table and every connection left in it.  NULL-safe. */
 void conn_table_free(struct conn_table *t);
 

@@ -140,7 +140,7 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 		fatalx("no randomness for NIP-42 challenges");
 	if (nip11_build(r))
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
-	r->conns = conn_table_new();
+	r->conns = conn_table_new((uint32_t)(r->boot_id >> 32));
 	r->iplimit = iplimit_new(relayd_cfg(r));
 	r->http_verifier = sig_verifier_new();
 	if (!r->conns || !r->iplimit || !r->http_verifier)

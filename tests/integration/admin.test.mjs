@@ -89,7 +89,7 @@ describe('admin socket and relayctl', () => {
       assert.equal(w.pid, relay.pid(w.worker));
       for (const k of ['uptime_seconds', 'connections', 'subscriptions', 'messages_in',
         'messages_out', 'deliver_gaps', 'events_rejected', 'reads_paused', 'lane_refused', 'requests_on_loop',
-        'listener_restarts'])
+        'listener_restarts', 'unmasked_closed', 'store_timeouts'])
         assert.equal(typeof w[k], 'number', `worker ${w.worker} ${k}`);
     }
 

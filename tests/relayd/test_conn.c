@@ -1,6 +1,7 @@
 /*
  * test_conn.c - checks relayd/conn.c: connection ids (slot + generation), a
- * reused slot's new generation, conn_find on live, closed and random ids
+ * reused slot's new generation, generations counted from the table's base
+ * (another base, another id; never 0), conn_find on live, closed and random ids
  * (a random open/close sequence against a plain array of live ids),
  * subscriptions (add, find by id and by serial, remove), pending events
  * (order kept), the scratch buffer, and that closing or freeing releases
@@ -46,7 +47,7 @@ static struct filter *make_filters(uint32_t n)
 
 START_TEST(test_ids_and_generations)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *a = conn_open(t, NULL), *b = conn_open(t, NULL), *c;
 	uint64_t old_id;
 	uint32_t b_slot;
@@ -89,9 +90,39 @@ START_TEST(test_ids_and_generations)
 END_TEST
 
 /* Reusing one slot many times never repeats an id. */
+START_TEST(test_generation_base)
+{
+	struct conn_table *a = conn_table_new(0x1234), *b = conn_table_new(0x9876);
+	struct conn_table *top = conn_table_new(UINT32_MAX);
+	struct conn *ca = conn_open(a, NULL), *cb = conn_open(b, NULL), *ct;
+	uint32_t slot;
+
+	/* The same slot, told apart by the generation a restarted worker
+	 * starts from. */
+	ck_assert_uint_eq(conn_id_slot(ca->id), conn_id_slot(cb->id));
+	ck_assert_uint_ne(ca->id, cb->id);
+	ck_assert_uint_eq(ca->id >> 32, 0x1235);
+	ck_assert_ptr_null(conn_find(a, cb->id));
+	/* Slots added when the table grows count from the base too. */
+	for (int i = 0; i < 300; i++)
+		ck_assert_uint_eq(conn_open(a, NULL)->id >> 32, 0x1235);
+	/* A base at the top wraps past 0. */
+	ct = conn_open(top, NULL);
+	ck_assert_uint_eq(ct->id >> 32, 1);
+	slot = conn_id_slot(ct->id);
+	conn_close(top, ct);
+	ct = conn_open(top, NULL);
+	ck_assert_uint_eq(conn_id_slot(ct->id), slot);
+	ck_assert_uint_eq(ct->id >> 32, 2);
+	conn_table_free(a);
+	conn_table_free(b);
+	conn_table_free(top);
+}
+END_TEST
+
 START_TEST(test_slot_reuse_many_times)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	uint64_t *seen = malloc(1000 * sizeof(uint64_t));
 	int repeats = 0;
 
@@ -113,7 +144,7 @@ END_TEST
 
 START_TEST(test_find_random_ids)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c[10];
 	int wrong = 0;
 
@@ -145,7 +176,7 @@ END_TEST
 START_TEST(test_random_against_model)
 {
 	enum { MAXLIVE = 600, MAXDEAD = 4000 };
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	static struct conn *live[MAXLIVE];
 	static uint64_t dead[MAXDEAD];
 	size_t nlive = 0, ndead = 0;
@@ -189,7 +220,7 @@ static void count_visit(struct conn *c, void *arg)
 
 START_TEST(test_foreach)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c[5];
 	uint64_t sum[2] = { 0, 0 }, want = 0;
 
@@ -208,7 +239,7 @@ END_TEST
 
 START_TEST(test_subs)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL), *d = conn_open(t, NULL);
 	struct sub *s[6];
 	static const char *const ids[] = { "a", "ab", "abc", "x\"y", "\xc3\xa9", "" };
@@ -256,7 +287,7 @@ END_TEST
  * wraps; another connection's do not matter. */
 START_TEST(test_sub_serial_wrap)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL), *d = conn_open(t, NULL);
 	uint32_t counter = UINT32_MAX - 3;
 
@@ -276,7 +307,7 @@ END_TEST
 /* Ids up to 256 bytes fit; longer ones are refused and the filters freed. */
 START_TEST(test_sub_id_lengths)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL);
 	char id[300];
 	struct sub *s;
@@ -295,7 +326,7 @@ END_TEST
  * freed with it. */
 START_TEST(test_many_subs_with_held_items)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL);
 	struct shared *body = shared_new("{}", 2);
 	char id[16];
@@ -329,7 +360,7 @@ END_TEST
 
 START_TEST(test_pending_order)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL);
 	struct pending_event p;
 	uint8_t id[32];
@@ -363,7 +394,7 @@ END_TEST
 /* The same request id twice: takes come out oldest first. */
 START_TEST(test_pending_duplicate_ids)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	struct conn *c = conn_open(t, NULL);
 	struct pending_event p;
 	uint8_t id[32] = { 0 };
@@ -381,7 +412,7 @@ END_TEST
 
 START_TEST(test_scratch)
 {
-	struct conn_table *t = conn_table_new();
+	struct conn_table *t = conn_table_new(0);
 	unsigned char *small, *big, *again;
 
 	small = conn_scratch(t, 16);
@@ -404,6 +435,7 @@ static Suite *conn_suite(void)
 	TCase *tc = tcase_create("ids");
 
 	tcase_add_test(tc, test_ids_and_generations);
+	tcase_add_test(tc, test_generation_base);
 	tcase_add_test(tc, test_slot_reuse_many_times);
 	tcase_add_test(tc, test_find_random_ids);
 	tcase_add_test(tc, test_random_against_model);
