@@ -133,14 +133,18 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	log_init("relayd", instance, (enum log_level)log_level_parse(relayd_cfg(r)->log_level));
 	reload_derive(r);
 	lws_set_log_level(LLL_ERR, NULL);
+	/* The fallback's bits are spread (Fibonacci hashing): the top ones
+	 * seed the connection ids below. */
 	if (getrandom(&r->boot_id, sizeof(r->boot_id), 0) != sizeof(r->boot_id))
-		r->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+		r->boot_id = ((uint64_t)getpid() << 32 ^ (uint64_t)time(NULL)) * 0x9e3779b97f4a7c15ull;
 	r->started_at = (uint64_t)time(NULL);
 	if (getrandom(r->auth_secret, sizeof(r->auth_secret), 0) != sizeof(r->auth_secret))
 		fatalx("no randomness for NIP-42 challenges");
 	if (nip11_build(r))
 		fatalx("the NIP-11 document does not fit; shorten relay_description");
-	r->conns = conn_table_new((uint32_t)(r->boot_id >> 32));
+	/* 20 random bits: ids stay below 2^52, exact as JSON numbers (relayctl
+	 * subs), and a restarted worker's rarely meet its predecessor's. */
+	r->conns = conn_table_new((uint32_t)(r->boot_id >> 44));
 	r->iplimit = iplimit_new(relayd_cfg(r));
 	r->http_verifier = sig_verifier_new();
 	if (!r->conns || !r->iplimit || !r->http_verifier)

@@ -178,7 +178,8 @@ static const struct metrics_field metrics_worker_fields[] = {
 	WF("relay_worker_unmasked_closed_total", unmasked_closed, "counter",
 	   "Connections closed because the client sent an unmasked frame (RFC 6455).", 0),
 	WF("relay_worker_store_timeouts_total", store_timeouts, "counter",
-	   "EVENTs, REQs and COUNTs answered error: because stored sent nothing for them within store_timeout_ms.",
+	   "EVENTs (store_timeout_ms), REQs and COUNTs (answer_timeout_ms) answered error: because"
+	   " stored sent nothing for them in time.",
 	   0),
 };
 

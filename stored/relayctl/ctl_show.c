@@ -32,14 +32,14 @@ void ctl_show_workers(const cJSON *reply)
 		printf("worker %.0f: pid %.0f, up %.0f s, %.0f connections, %.0f subscriptions, "
 		       "%.0f messages in, %.0f out, %.0f events rejected, %.0f rate-limited, "
 		       "%.0f connections refused, %.0f reads paused, %.0f lane-refused, "
-		       "%.0f deliver gaps, %.0f listener restarts\n",
+		       "%.0f deliver gaps, %.0f listener restarts, %.0f store timeouts\n",
 		       ctl_num(w, "worker"), ctl_num(w, "pid"), ctl_num(w, "uptime_seconds"),
 		       ctl_num(w, "connections"), ctl_num(w, "subscriptions"),
 		       ctl_num(w, "messages_in"), ctl_num(w, "messages_out"),
 		       ctl_num(w, "events_rejected"), ctl_num(w, "rate_limited"),
 		       ctl_num(w, "conns_refused"), ctl_num(w, "reads_paused"),
 		       ctl_num(w, "lane_refused"), ctl_num(w, "deliver_gaps"),
-		       ctl_num(w, "listener_restarts"));
+		       ctl_num(w, "listener_restarts"), ctl_num(w, "store_timeouts"));
 }
 
 void ctl_show_stats(const cJSON *reply)

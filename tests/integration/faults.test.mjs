@@ -738,9 +738,9 @@ describe('a restarted worker', () => {
 });
 
 describe('a stored that stops answering', () => {
-  const relay = useRelay({ workers: 1, config: { store_timeout_ms: 1000, answer_timeout_ms: 1000 } });
+  const relay = useRelay({ workers: 1, config: { store_timeout_ms: 1000, answer_timeout_ms: 2500 } });
 
-  it('has the worker answer a REQ, a COUNT and an EVENT error: after its timeouts, once each',
+  it('has the worker answer an EVENT, then a REQ and a COUNT error: after their timeouts, once each',
     async () => {
       const kp = keypair();
       const c = await relay.connect();
@@ -748,37 +748,42 @@ describe('a stored that stops answering', () => {
       const late = signed(kp.sk, { kind: 1, content: 'late' });
       const mine = { kinds: [1], authors: [kp.pk] };
       const timedOut = /^error: storage did not answer in time/;
-      let elapsed;
+      const took = {};
       /* The link stays up (the process is only stopped), so nothing but
-       * the worker's own deadline can answer these. */
+       * the worker's own deadlines can answer these. */
       await relay.kill('stored', 'SIGSTOP');
       try {
         const sent = Date.now();
         c.send(['REQ', 'h', mine]);
         c.send(['COUNT', 'n', mine]);
         c.send(['EVENT', late]);
+        const ok = await c.okFor(late.id, { timeout: 5000 });
+        took.event = Date.now() - sent;
+        assert.equal(ok.ok, false);
+        assert.match(ok.message, timedOut);
         const h = await c.collect('h', { timeout: 5000 });
+        took.req = Date.now() - sent;
         assert.deepEqual(h, { events: [], eose: false, closed: h.closed });
         assert.match(h.closed, timedOut);
         const n = await c.waitFor((m) => m[1] === 'n', { timeout: 5000, what: 'an answer to COUNT n' });
+        took.count = Date.now() - sent;
         assert.equal(n[0], 'CLOSED');
         assert.match(n[2], timedOut);
-        const ok = await c.okFor(late.id, { timeout: 5000 });
-        assert.equal(ok.ok, false);
-        assert.match(ok.message, timedOut);
-        elapsed = Date.now() - sent;
       } finally {
         await relay.kill('stored', 'SIGCONT');
       }
-      assert.ok(elapsed >= 900, `answered after ${elapsed} ms, before the timeouts`);
+      /* Each by its own timeout (checked once a second). */
+      assert.ok(took.event >= 900 && took.event < 2400, `the EVENT answered after ${took.event} ms`);
+      assert.ok(took.req >= 2400, `the REQ closed after ${took.req} ms, before answer_timeout_ms`);
+      assert.ok(took.count >= 2400, `the COUNT closed after ${took.count} ms, before answer_timeout_ms`);
       /* stored now takes what was sent to it while it was stopped and
        * answers all three: the worker drops those answers. */
       await sleep(1500);
       assert.deepEqual(c.take((m) => m[1] === 'h' || m[1] === 'n' || m[1] === late.id), []);
-      /* The worker unfiled the subscription it closed. */
-      await until(async () =>
-        metricValue((await relay.httpGet('/metrics')).body, 'relay_subscriptions') === 0,
-      { timeout: 5000, what: 'relay_subscriptions = 0' });
+      /* The worker unfiled the subscription it closed (asked of stored
+       * itself, not of a snapshot). */
+      await until(async () => JSON.parse((await relay.relayctl('--json', 'subs')).stdout).total === 0,
+        { timeout: 5000, what: 'no subscription filed at stored' });
       await until(async () => metricValue((await relay.httpGet('/metrics')).body,
         'relay_worker_store_timeouts_total{worker="1"}') === 3,
       { timeout: 5000, what: 'relay_worker_store_timeouts_total = 3' });
@@ -789,5 +794,23 @@ describe('a stored that stops answering', () => {
       const dup = await c.publish(late);
       assert.equal(dup.ok, true);
       assert.match(dup.message, /^duplicate:/);
+    });
+
+  it('keeps a REQ waiting while stored is away for longer than answer_timeout_ms, and answers it',
+    async () => {
+      const kp = keypair();
+      const c = await relay.connect();
+      const kept = await c.mustPublish(signed(kp.sk, { kind: 1, content: 'kept' }));
+      /* Stopped, so the REQ waits; then killed, so the link drops before
+       * answer_timeout_ms has passed. */
+      await relay.kill('stored', 'SIGSTOP');
+      c.send(['REQ', 'w', { kinds: [1], authors: [kp.pk] }]);
+      await sleep(300);
+      await relay.kill('stored', 'SIGKILL');
+      await sleep(4000);
+      await relay.restartStored();
+      /* Asked again once stored is back, with a deadline of its own. */
+      const w = await c.collect('w', { timeout: 10000 });
+      assert.deepEqual(w, { events: [kept], eose: true, closed: null });
     });
 });

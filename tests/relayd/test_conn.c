@@ -89,7 +89,6 @@ START_TEST(test_ids_and_generations)
 }
 END_TEST
 
-/* Reusing one slot many times never repeats an id. */
 START_TEST(test_generation_base)
 {
 	struct conn_table *a = conn_table_new(0x1234), *b = conn_table_new(0x9876);
@@ -120,6 +119,7 @@ START_TEST(test_generation_base)
 }
 END_TEST
 
+/* Reusing one slot many times never repeats an id. */
 START_TEST(test_slot_reuse_many_times)
 {
 	struct conn_table *t = conn_table_new(0);

@@ -72,7 +72,7 @@ START_TEST(counts_past_their_deadline_are_closed_and_the_others_stay)
 	struct count_waits c = { 0 };
 	char seen[128] = "";
 
-	/* The third was sent after store_timeout_ms was lowered: its deadline
+	/* The third was sent after answer_timeout_ms was lowered: its deadline
 	 * is earlier than the second's. */
 	ck_assert_int_eq(count_waits_add(&c, 1, "a", 1, 100), 0);
 	ck_assert_int_eq(count_waits_add(&c, 2, "b", 1, 300), 0);
