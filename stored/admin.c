@@ -37,6 +37,7 @@ static const struct {
 	{ "bans", admin__bans },
 	{ "nip86", admin__nip86 },
 	{ "retention", admin__retention },
+	{ "backup", admin__backup },
 	{ "reload", admin__reload },
 	{ "export", admin__export },
 	{ "import", admin__import },

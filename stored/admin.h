@@ -49,6 +49,11 @@
  *               would_delete}]}
  *   reload      SIGHUP to stored and every connected worker, as `systemctl
  *               reload`: {stored: bool, workers: [numbers signalled]}
+ *   backup      {"path": "/abs/file.db"} starts a copy of relay.db
+ *               (backup.h) and answers at once; without a path, how it
+ *               stands: {state (none, running, done, failed), path,
+ *               pages_done, pages_total, events, max_seq, bytes, seconds,
+ *               failure (failed only)} (admin_backup.c)
  *   nip86       {"request": {"method": m, "params": [...]}}: a NIP-86
  *               management call, as a worker forwards an authorized HTTP
  *               one: {"result": ...} or {"error": "..."} (admin_nip86.c)

@@ -87,6 +87,9 @@ cJSON *admin__delete(struct admin *a, const cJSON *req);
 /* admin_reload.c: SIGHUP to stored and every connected worker */
 cJSON *admin__reload(struct admin *a, const cJSON *req);
 
+/* admin_backup.c: a copy of relay.db while the relay runs (backup.h) */
+cJSON *admin__backup(struct admin *a, const cJSON *req);
+
 /* admin_retention.c: what the retention rules would remove now */
 cJSON *admin__retention(struct admin *a, const cJSON *req);
 

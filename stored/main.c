@@ -26,6 +26,7 @@
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "admin.h"
+#include "backup.h"
 #include "bcast.h"
 #include "db.h"
 #include "manage.h"
@@ -209,6 +210,10 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
 		fatalx("cannot start the broadcaster or the query threads");
 	s->listencheck = listencheck_new(s->cfg.listen_check_ms, s->cfg.listen_check_timeout_ms);
+	/* Its copy is disk work beside the writer's: the writer's priority. */
+	s->backup = backup_new(s->db_path, (int)s->cfg.writer_nice, BACKUP_STEP_PAGES);
+	if (!s->backup)
+		fatalx("out of memory");
 	if (!s->listencheck || rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
 	stored_check_listeners(s);
@@ -248,6 +253,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	nng_close(s->pub);
 	nng_close(s->admin);
 	pthread_join(t->admin, NULL);
+	backup_free(s->backup); /* a copy cut short leaves no file */
 	reply_close_all(s);
 	listencheck_free(s->listencheck); /* its sockets are closed */
 	/* Every connection is closed now; the last were read-only. */

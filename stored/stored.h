@@ -126,6 +126,7 @@ struct stored {
 	struct metrics *metrics; /* its thread (metrics.h) */
 	struct gate *gate;       /* the rpc thread's checks of ephemeral events (gate.h) */
 	struct recent_ids *ephemeral_seen; /* the rpc thread's: ephemeral ids relayed lately */
+	struct backup *backup;   /* relayctl backup (backup.h) */
 };
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * ctl.h - relayctl's parts: the connection to stored's admin socket and
- * the arguments (relayctl.c), the human-readable printers (ctl_show.c), and
- * the event transfers that take several requests (ctl_data.c).
+ * the arguments (relayctl.c), the human-readable printers (ctl_show.c), the
+ * event transfers that take several requests (ctl_data.c) and the backup,
+ * which waits for stored to finish it (ctl_backup.c).
  */
 #ifndef RELAYCTL_CTL_H
 #define RELAYCTL_CTL_H
@@ -53,5 +54,7 @@ void ctl_show_bans(const cJSON *reply);
 /* export and import (ctl_data.c); each returns relayctl's exit status. */
 int ctl_export(struct ctl *c);
 int ctl_import(struct ctl *c);
+/* backup (ctl_backup.c): starts one and waits for it; relayctl's exit status. */
+int ctl_backup(struct ctl *c);
 
 #endif

@@ -143,6 +143,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ "nip86", "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
 	{ "retention", "", 0, 0, NULL, ctl_show_retention, NULL },
 	{ "reload", "", 0, 0, NULL, ctl_show_reload, NULL },
+	{ "backup", "[PATH]", 0, 1, NULL, NULL, ctl_backup },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))

@@ -1,8 +1,9 @@
 /*
  * admin.test.mjs - stored's admin socket through relayctl and stock nngcat:
  * every command (stats, workers, subs, config, checkpoint, vacuum, delete
- * with its dry run, ban/unban/bans, export, import) in --json and readable
- * form, the errors, and an export -> import round trip into a second relay.
+ * with its dry run, ban/unban/bans, export, import, backup) in --json and
+ * readable form, the errors, an export -> import round trip into a second
+ * relay, and a backup taken during ingest served by a second relay.
  *
  * The relay is shared by the tests in order; each test uses its own
  * authors, so counts are exact.  Import feeds relayctl's stdin (the harness'
@@ -360,6 +361,65 @@ describe('admin socket and relayctl', () => {
     const del = await ctlJson(relay, 'delete', JSON.stringify({ authors: [pk] }));
     assert.equal(del.deleted, 1010);
   });
+
+  it('backup: a copy taken during ingest serves every event acknowledged before it, from a second relay',
+    async () => {
+      const { copyFileSync, mkdirSync, mkdtempSync, rmSync } = await import('node:fs');
+      const { tmpdir } = await import('node:os');
+      const c = await relay.connect();
+      const a = keypair();
+      const before = [];
+      for (let i = 0; i < 100; i++) before.push(signed(a.sk, { content: `before ${i}` }));
+      await publishAll(c, before);
+      /* Events keep coming while the copy is made. */
+      const flood = await relay.connect();
+      const b = keypair();
+      const acked = [];
+      let stop = false;
+      const loop = (async () => {
+        for (let i = 0; !stop; i++) {
+          const ev = signed(b.sk, { content: `during ${i}` });
+          if ((await flood.publish(ev)).ok) acked.push(ev.id);
+        }
+      })();
+      await until(() => acked.length >= 20, { what: '20 events of the flood acknowledged' });
+      const ackedBefore = acked.slice();
+      /* A relative path is relayctl's: relay.dir here. */
+      const r = await relay.relayctl('backup', 'copy.db');
+      stop = true;
+      await loop;
+      assert.equal(r.code, 0, r.stderr);
+      const shown = r.stdout.match(/^backup to (\S+): done, (\d+) of (\d+) pages, (\d+) events/);
+      assert.ok(shown, r.stdout);
+      assert.equal(shown[1], join(relay.dir, 'copy.db'));
+      assert.equal(shown[2], shown[3]);
+      const status = await ctlJson(relay, 'backup');
+      assert.equal(status.state, 'done');
+      assert.equal(status.events, Number(shown[4]));
+      /* Never over a file. */
+      const again = await relay.relayctl('backup', 'copy.db');
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /exists already/);
+
+      const dir = mkdtempSync(join(tmpdir(), 'relay-it-copy-'));
+      let restored = null;
+      try {
+        mkdirSync(join(dir, 'data'));
+        copyFileSync(join(relay.dir, 'copy.db'), join(dir, 'data', 'relay.db'));
+        restored = new Relay({ workers: 1, dir });
+        await restored.start();
+        const q = await restored.connect();
+        const gotA = await q.req('a', { authors: [a.pk], limit: 500 });
+        assert.equal(gotA.events.length, before.length);
+        const gotB = new Set((await q.req('b', { authors: [b.pk], limit: 5000 })).events.map((e) => e.id));
+        assert.deepEqual(ackedBefore.filter((id) => !gotB.has(id)), []);
+        const stats = JSON.parse((await restored.relayctl('--json', 'stats')).stdout);
+        assert.equal(stats.events, status.events);
+      } finally {
+        if (restored) await restored.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
   it('the admin socket is mode 0600', async () => {
     const { statSync } = await import('node:fs');

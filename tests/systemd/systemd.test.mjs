@@ -255,6 +255,25 @@ describe('relay.target under systemd', () => {
     for (const n of [1, 2]) await (await connectTo(n)).end();
   });
 
+  step('relayctl backup writes a copy into the state directory, and nowhere else', async () => {
+    const pub = await connectTo(1);
+    const ev = signed(keypair().sk, { kind: 1, content: 'before the backup' });
+    assert.equal((await pub.publish(ev)).ok, true);
+    await pub.end();
+    const out = await ct('relayctl', '-c', '/etc/crelay/relay.conf', '--json', 'backup',
+      '/var/lib/crelay/backups/copy.db');
+    const done = JSON.parse(out);
+    assert.equal(done.state, 'done');
+    assert.ok(done.events >= 1, out);
+    assert.equal((await ct('stat', '-c', '%U %s', '/var/lib/crelay/backups/copy.db')).trim(),
+      `crelay ${done.bytes}`);
+    /* The sandbox: stored cannot write outside its state directory. */
+    const r = await inContainer(['relayctl', '-c', '/etc/crelay/relay.conf', 'backup',
+      '/etc/crelay/copy.db'], { timeout: 60000 });
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /cannot create \/etc\/crelay\/copy\.db\.partial: Read-only file system/);
+  });
+
   step('systemctl reload signals stored and a worker without restarting them', async () => {
     const before = await mainPids();
     await systemctl('reload', 'stored.service', 'relayd@1.service');

@@ -1,0 +1,54 @@
+/*
+ * admin_backup.c - the admin command "backup": {"cmd": "backup", "path":
+ * "/abs/file.db"} starts a consistent copy of relay.db while the relay runs
+ * (backup.h) and answers at once; {"cmd": "backup"} without a path reports
+ * how the running or last backup stands.  relayctl backup PATH asks for one
+ * and then polls until it ends, so a copy longer than relayctl's wait for
+ * one reply is no problem.
+ */
+#include "admin_cmds.h"
+#include "backup.h"
+#include "stored.h"
+
+static const char *admin_backup_state(enum backup_state state)
+{
+	switch (state) {
+	case BACKUP_RUNNING: return "running";
+	case BACKUP_DONE: return "done";
+	case BACKUP_FAILED: return "failed";
+	default: return "none";
+	}
+}
+
+static cJSON *admin_backup_status(struct admin *a)
+{
+	struct backup_status st;
+	cJSON *reply = cJSON_CreateObject();
+
+	backup_status(a->s->backup, &st);
+	cJSON_AddStringToObject(reply, "state", admin_backup_state(st.state));
+	cJSON_AddStringToObject(reply, "path", st.path);
+	admin__add_u64(reply, "pages_done", st.pages_done);
+	admin__add_u64(reply, "pages_total", st.pages_total);
+	admin__add_u64(reply, "events", st.events);
+	admin__add_u64(reply, "max_seq", st.max_seq);
+	admin__add_u64(reply, "bytes", st.bytes);
+	cJSON_AddNumberToObject(reply, "seconds", st.seconds);
+	if (st.state == BACKUP_FAILED)
+		cJSON_AddStringToObject(reply, "failure", st.error);
+	return reply;
+}
+
+cJSON *admin__backup(struct admin *a, const cJSON *req)
+{
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(req, "path");
+	char why[512];
+
+	if (!path)
+		return admin_backup_status(a);
+	if (!cJSON_IsString(path))
+		return admin__error("path must be a string");
+	if (backup_start(a->s->backup, path->valuestring, why, sizeof(why)))
+		return admin__error("%s", why);
+	return admin_backup_status(a);
+}

@@ -1,0 +1,317 @@
+/* backup.c - a consistent copy of relay.db while the relay runs (see backup.h). */
+#include "backup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/err.h"
+#include "../common/log.h"
+#include "../common/prio.h"
+
+#define BACKUP_PARTIAL ".partial"
+
+struct backup {
+	pthread_mutex_t lock;     /* guards st, began and thread_live */
+	struct backup_status st;
+	double began;             /* monotonic seconds */
+	bool thread_live;         /* a copy thread to join */
+	pthread_t thread;
+	atomic_bool stop;
+	char db_path[CONFIG_PATH_MAX + 32];
+	char partial[CONFIG_PATH_MAX + sizeof(BACKUP_PARTIAL)];
+	int nice, step_pages;
+};
+
+static double backup_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct backup *backup_new(const char *db_path, int nice, int step_pages)
+{
+	struct backup *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	pthread_mutex_init(&b->lock, NULL);
+	snprintf(b->db_path, sizeof(b->db_path), "%s", db_path);
+	b->nice = nice;
+	b->step_pages = step_pages > 0 ? step_pages : 1024;
+	return b;
+}
+
+/* Whether a file (of any kind) is at path. */
+static bool backup_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
+/* The checks of backup_start() on dest; 0 or ERR_INVAL with why. */
+static int backup_check_dest(const char *dest, char *why, size_t why_len)
+{
+	char dir[CONFIG_PATH_MAX];
+	struct stat st;
+
+	if (dest[0] != '/' || strlen(dest) + sizeof(BACKUP_PARTIAL) > CONFIG_PATH_MAX) {
+		snprintf(why, why_len, "the backup's path must be absolute and shorter than %d bytes",
+			 (int)(CONFIG_PATH_MAX - sizeof(BACKUP_PARTIAL)));
+		return ERR_INVAL;
+	}
+	snprintf(dir, sizeof(dir), "%s", dest);
+	if (stat(dirname(dir), &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, why_len, "%s is not a directory stored can reach", dir);
+		return ERR_INVAL;
+	}
+	if (backup_exists(dest)) {
+		snprintf(why, why_len, "%s exists already; a backup never overwrites a file", dest);
+		return ERR_INVAL;
+	}
+	return 0;
+}
+
+static void backup_progress(struct backup *b, sqlite3_backup *bk)
+{
+	pthread_mutex_lock(&b->lock);
+	b->st.pages_total = (uint64_t)sqlite3_backup_pagecount(bk);
+	b->st.pages_done = b->st.pages_total - (uint64_t)sqlite3_backup_remaining(bk);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Opens the snapshot: a read transaction held until the copy ends, so
+ * every backup step reads the same commit; notes what it holds. */
+static int backup_snapshot(struct backup *b, sqlite3 *src, char *why, size_t why_len)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_exec(src, "BEGIN", NULL, NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(src, "SELECT count(*), coalesce(max(seq), 0) FROM events", -1,
+					&st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		pthread_mutex_lock(&b->lock);
+		b->st.events = (uint64_t)sqlite3_column_int64(st, 0);
+		b->st.max_seq = (uint64_t)sqlite3_column_int64(st, 1);
+		pthread_mutex_unlock(&b->lock);
+	} else {
+		snprintf(why, why_len, "cannot read the database: %s", sqlite3_errmsg(src));
+		rc = SQLITE_ERROR;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK ? 0 : ERR_DB;
+}
+
+/* Copies every page of src into dst, step by step; 0, or ERR_DB /
+ * ERR_CLOSED (stopped) with why. */
+static int backup_pages(struct backup *b, sqlite3 *src, sqlite3 *dst, char *why, size_t why_len)
+{
+	sqlite3_backup *bk = sqlite3_backup_init(dst, "main", src, "main");
+	int rc = SQLITE_OK;
+
+	if (!bk) {
+		snprintf(why, why_len, "cannot start the copy: %s", sqlite3_errmsg(dst));
+		return ERR_DB;
+	}
+	while (!atomic_load(&b->stop)) {
+		rc = sqlite3_backup_step(bk, b->step_pages);
+		backup_progress(b, bk);
+		if (rc == SQLITE_DONE)
+			break;
+		if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+			usleep(10000);
+			continue;
+		}
+		if (rc != SQLITE_OK)
+			break;
+	}
+	/* finish writes nothing more: each step committed its pages. */
+	if (sqlite3_backup_finish(bk) == SQLITE_OK && rc == SQLITE_DONE)
+		return 0;
+	if (atomic_load(&b->stop)) {
+		snprintf(why, why_len, "stored stopped before the copy was complete");
+		return ERR_CLOSED;
+	}
+	snprintf(why, why_len, "the copy failed: %s", sqlite3_errstr(rc));
+	return ERR_DB;
+}
+
+/* Makes the finished copy durable under its final name. */
+static int backup_publish(struct backup *b, const char *dest, char *why, size_t why_len)
+{
+	char dir[CONFIG_PATH_MAX];
+	int fd = open(b->partial, O_RDONLY | O_CLOEXEC), dfd;
+	int rc = fd >= 0 && fsync(fd) == 0 ? 0 : ERR_IO;
+
+	if (fd >= 0)
+		close(fd);
+	/* No overwrite, also if dest appeared while the copy ran. */
+	if (rc == 0 && link(b->partial, dest) == 0)
+		unlink(b->partial);
+	else
+		rc = ERR_IO;
+	if (rc) {
+		snprintf(why, why_len, "cannot write %s: %s", dest, strerror(errno));
+		return rc;
+	}
+	snprintf(dir, sizeof(dir), "%s", dest);
+	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+/* Opens path with flags into *db; 0, or ERR_DB with why. */
+static int backup_open(const char *path, int flags, sqlite3 **db, char *why, size_t why_len)
+{
+	if (sqlite3_open_v2(path, db, flags, NULL) == SQLITE_OK)
+		return 0;
+	snprintf(why, why_len, "cannot open %s: %s", path, sqlite3_errmsg(*db));
+	return ERR_DB;
+}
+
+static int backup_copy(struct backup *b, const char *dest, char *why, size_t why_len)
+{
+	sqlite3 *src = NULL, *dst = NULL;
+	int rc = backup_open(b->db_path, SQLITE_OPEN_READONLY, &src, why, why_len);
+
+	if (rc == 0)
+		rc = backup_open(b->partial, SQLITE_OPEN_READWRITE, &dst, why, why_len);
+	if (rc == 0) {
+		sqlite3_busy_timeout(src, 5000);
+		rc = backup_snapshot(b, src, why, why_len);
+	}
+	if (rc == 0)
+		rc = backup_pages(b, src, dst, why, why_len);
+	sqlite3_close(src); /* the read transaction ends with it */
+	if (sqlite3_close(dst) != SQLITE_OK && rc == 0) {
+		snprintf(why, why_len, "cannot finish %s", b->partial);
+		rc = ERR_DB;
+	}
+	if (rc == 0)
+		rc = backup_publish(b, dest, why, why_len);
+	return rc;
+}
+
+static void *backup_main(void *arg)
+{
+	struct backup *b = arg;
+	char dest[CONFIG_PATH_MAX], why[256] = "";
+	char journal[sizeof(b->partial) + 8];
+	int rc;
+
+	pthread_setname_np(pthread_self(), "backup");
+	prio_set_this_thread(b->nice);
+	pthread_mutex_lock(&b->lock);
+	snprintf(dest, sizeof(dest), "%s", b->st.path);
+	pthread_mutex_unlock(&b->lock);
+	rc = backup_copy(b, dest, why, sizeof(why));
+	if (rc) {
+		snprintf(journal, sizeof(journal), "%s-journal", b->partial);
+		unlink(b->partial);
+		unlink(journal);
+		log_warnx("backup to %s failed: %s", dest, why);
+	}
+	pthread_mutex_lock(&b->lock);
+	b->st.state = rc ? BACKUP_FAILED : BACKUP_DONE;
+	b->st.seconds = backup_now() - b->began;
+	snprintf(b->st.error, sizeof(b->st.error), "%s", why);
+	if (rc == 0) {
+		struct stat st;
+
+		b->st.bytes = stat(dest, &st) == 0 ? (uint64_t)st.st_size : 0;
+		log_info("backup to %s done: %llu events, %llu bytes in %.1f s", dest,
+			 (unsigned long long)b->st.events, (unsigned long long)b->st.bytes,
+			 b->st.seconds);
+	}
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+int backup_start(struct backup *b, const char *dest, char *why, size_t why_len)
+{
+	int fd, rc = 0;
+
+	pthread_mutex_lock(&b->lock);
+	if (b->st.state == BACKUP_RUNNING) {
+		snprintf(why, why_len, "a backup to %s is running", b->st.path);
+		rc = ERR_FULL;
+	}
+	if (rc == 0)
+		rc = backup_check_dest(dest, why, why_len);
+	if (rc == 0) {
+		snprintf(b->partial, sizeof(b->partial), "%s" BACKUP_PARTIAL, dest);
+		/* Taken here, so two starts cannot share it and an old one is
+		 * never written over. */
+		fd = open(b->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			snprintf(why, why_len, "cannot create %s: %s", b->partial, strerror(errno));
+			rc = ERR_INVAL;
+		} else {
+			close(fd);
+		}
+	}
+	if (rc == 0 && b->thread_live) {
+		pthread_join(b->thread, NULL); /* the last one, finished */
+		b->thread_live = false;
+	}
+	if (rc == 0) {
+		memset(&b->st, 0, sizeof(b->st));
+		b->st.state = BACKUP_RUNNING;
+		snprintf(b->st.path, sizeof(b->st.path), "%s", dest);
+		b->began = backup_now();
+		atomic_store(&b->stop, false);
+		if (pthread_create(&b->thread, NULL, backup_main, b)) {
+			unlink(b->partial);
+			b->st.state = BACKUP_FAILED;
+			snprintf(why, why_len, "cannot start the backup's thread");
+			snprintf(b->st.error, sizeof(b->st.error), "%s", why);
+			rc = ERR_NOMEM;
+		} else {
+			b->thread_live = true;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	return rc;
+}
+
+void backup_status(struct backup *b, struct backup_status *out)
+{
+	pthread_mutex_lock(&b->lock);
+	*out = b->st;
+	if (out->state == BACKUP_RUNNING)
+		out->seconds = backup_now() - b->began;
+	pthread_mutex_unlock(&b->lock);
+}
+
+void backup_free(struct backup *b)
+{
+	bool join;
+
+	if (!b)
+		return;
+	atomic_store(&b->stop, true);
+	pthread_mutex_lock(&b->lock);
+	join = b->thread_live;
+	pthread_mutex_unlock(&b->lock);
+	if (join)
+		pthread_join(b->thread, NULL);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
+}
