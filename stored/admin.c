@@ -175,11 +175,15 @@ static cJSON *admin_request(const char *data, size_t len, char *cmd, size_t cmd_
 
 static cJSON *admin_answer(struct admin *a, const char *cmd, const cJSON *req)
 {
+	char names[256] = "";
+	size_t len = 0;
+
 	for (size_t i = 0; i < ADMIN_NCOMMANDS; i++)
 		if (strcmp(cmd, admin_commands[i].name) == 0)
 			return admin_commands[i].fn(a, req);
-	return admin__error("unknown command '%.64s'; commands: stats workers subs config "
-			    "checkpoint vacuum delete ban unban bans export import", cmd);
+	for (size_t i = 0; i < ADMIN_NCOMMANDS && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, " %s", admin_commands[i].name);
+	return admin__error("unknown command '%.64s'; commands:%s", cmd, names);
 }
 
 /* The socket file is mode 0600 already; the peer's uid (which nng reads

@@ -52,7 +52,8 @@
  *   backup      {"path": "/abs/file.db"} starts a copy of relay.db
  *               (backup.h) and answers at once; without a path, how it
  *               stands: {state (none, running, done, failed), path,
- *               pages_done, pages_total, events, max_seq, bytes, seconds,
+ *               pages_done, pages_total, events, max_seq, bytes,
+ *               wal_checkpointed, seconds,
  *               failure (failed only)} (admin_backup.c)
  *   nip86       {"request": {"method": m, "params": [...]}}: a NIP-86
  *               management call, as a worker forwards an authorized HTTP

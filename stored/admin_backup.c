@@ -33,6 +33,7 @@ static cJSON *admin_backup_status(struct admin *a)
 	admin__add_u64(reply, "events", st.events);
 	admin__add_u64(reply, "max_seq", st.max_seq);
 	admin__add_u64(reply, "bytes", st.bytes);
+	admin__add_u64(reply, "wal_checkpointed", st.wal_checkpointed);
 	cJSON_AddNumberToObject(reply, "seconds", st.seconds);
 	if (st.state == BACKUP_FAILED)
 		cJSON_AddStringToObject(reply, "failure", st.error);

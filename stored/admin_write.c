@@ -12,6 +12,7 @@
 #include "../common/hex.h"
 #include "../common/log.h"
 #include "admin_cmds.h"
+#include "backup.h"
 #include "query.h"
 #include "query_sql.h"
 #include "stored.h"
@@ -51,12 +52,24 @@ static void admin_add_wal(struct admin *a, cJSON *o)
 	admin__add_u64(o, "wal_bytes", admin_wal_size(a));
 }
 
+/* A TRUNCATE checkpoint waits for every reader, and a backup reads one
+ * snapshot until its copy ends: the writer would wait out its busy timeout
+ * (5 s) with every EVENT queued behind it. */
+static cJSON *admin_refuse_during_backup(struct admin *a, const char *what)
+{
+	return backup_holds_wal(a->s->backup)
+		       ? admin__error("a backup is running; %s once it has ended (relayctl backup)",
+				      what)
+		       : NULL;
+}
+
 cJSON *admin__checkpoint(struct admin *a, const cJSON *req)
 {
 	uint64_t before = admin_wal_size(a);
-	cJSON *reply = NULL;
-	struct admin_job *job = admin_write(a, admin_job_new(ADMIN_OP_CHECKPOINT, 1, 0),
-					    "checkpoint", &reply);
+	cJSON *reply = admin_refuse_during_backup(a, "checkpoint");
+	struct admin_job *job = reply ? NULL
+				       : admin_write(a, admin_job_new(ADMIN_OP_CHECKPOINT, 1, 0),
+						     "checkpoint", &reply);
 
 	if (!job)
 		return reply;
@@ -71,9 +84,10 @@ cJSON *admin__checkpoint(struct admin *a, const cJSON *req)
 cJSON *admin__vacuum(struct admin *a, const cJSON *req)
 {
 	uint64_t before = admin__file_size(a->s->db_path);
-	cJSON *reply = NULL;
-	struct admin_job *job = admin_write(a, admin_job_new(ADMIN_OP_VACUUM, 1, 0), "vacuum",
-					    &reply);
+	cJSON *reply = admin_refuse_during_backup(a, "vacuum");
+	struct admin_job *job = reply ? NULL
+				       : admin_write(a, admin_job_new(ADMIN_OP_VACUUM, 1, 0), "vacuum",
+						     &reply);
 
 	if (!job)
 		return reply;

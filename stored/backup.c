@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -28,6 +29,7 @@ struct backup {
 	bool thread_live;         /* a copy thread to join */
 	pthread_t thread;
 	atomic_bool stop;
+	atomic_bool holding;      /* backup_holds_wal() */
 	char db_path[CONFIG_PATH_MAX + 32];
 	char partial[CONFIG_PATH_MAX + sizeof(BACKUP_PARTIAL)];
 	int nice, step_pages;
@@ -54,32 +56,43 @@ struct backup *backup_new(const char *db_path, int nice, int step_pages)
 	return b;
 }
 
-/* Whether a file (of any kind) is at path. */
-static bool backup_exists(const char *path)
+/* The directory part of path, resolved (symlinks, ".."), into out; false if
+ * it cannot be. */
+static bool backup_real_dir(const char *path, char out[PATH_MAX])
 {
-	struct stat st;
+	char dir[CONFIG_PATH_MAX + 32];
 
-	return lstat(path, &st) == 0 || errno != ENOENT;
+	snprintf(dir, sizeof(dir), "%s", path);
+	return realpath(dirname(dir), out) != NULL;
 }
 
 /* The checks of backup_start() on dest; 0 or ERR_INVAL with why. */
-static int backup_check_dest(const char *dest, char *why, size_t why_len)
+static int backup_check_dest(const struct backup *b, const char *dest, char *why, size_t why_len)
 {
-	char dir[CONFIG_PATH_MAX];
+	char dir[PATH_MAX], data_dir[PATH_MAX];
 	struct stat st;
 
 	if (dest[0] != '/' || strlen(dest) + sizeof(BACKUP_PARTIAL) > CONFIG_PATH_MAX) {
-		snprintf(why, why_len, "the backup's path must be absolute and shorter than %d bytes",
+		snprintf(why, why_len, "the backup's path must be absolute and at most %d bytes",
 			 (int)(CONFIG_PATH_MAX - sizeof(BACKUP_PARTIAL)));
 		return ERR_INVAL;
 	}
-	snprintf(dir, sizeof(dir), "%s", dest);
-	if (stat(dirname(dir), &st) || !S_ISDIR(st.st_mode)) {
-		snprintf(why, why_len, "%s is not a directory stored can reach", dir);
+	if (!backup_real_dir(dest, dir) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, why_len, "the directory of %s is not one stored can reach", dest);
 		return ERR_INVAL;
 	}
-	if (backup_exists(dest)) {
+	/* Names there belong to SQLite and stored (relay.db-wal, search.db). */
+	if (backup_real_dir(b->db_path, data_dir) && strcmp(dir, data_dir) == 0) {
+		snprintf(why, why_len, "a backup does not go into the data directory %s itself; use"
+			 " a directory of its own", data_dir);
+		return ERR_INVAL;
+	}
+	if (lstat(dest, &st) == 0) {
 		snprintf(why, why_len, "%s exists already; a backup never overwrites a file", dest);
+		return ERR_INVAL;
+	}
+	if (errno != ENOENT) {
+		snprintf(why, why_len, "cannot look at %s: %s", dest, strerror(errno));
 		return ERR_INVAL;
 	}
 	return 0;
@@ -139,7 +152,8 @@ static int backup_pages(struct backup *b, sqlite3 *src, sqlite3 *dst, char *why,
 		if (rc != SQLITE_OK)
 			break;
 	}
-	/* finish writes nothing more: each step committed its pages. */
+	/* The copy's write transaction spans every step and is committed by
+	 * the step that returns DONE; finishing earlier rolls it back. */
 	if (sqlite3_backup_finish(bk) == SQLITE_OK && rc == SQLITE_DONE)
 		return 0;
 	if (atomic_load(&b->stop)) {
@@ -150,23 +164,34 @@ static int backup_pages(struct backup *b, sqlite3 *src, sqlite3 *dst, char *why,
 	return ERR_DB;
 }
 
+/* Gives the partial file its final name, never over a file that appeared
+ * there while the copy ran: a hard link where the filesystem has them, else
+ * a rename that refuses to replace. */
+static int backup_name(const char *partial, const char *dest)
+{
+	if (link(partial, dest) == 0)
+		return unlink(partial) == 0 || errno == ENOENT ? 0 : ERR_IO;
+	if (errno != EPERM && errno != EOPNOTSUPP)
+		return ERR_IO;
+	return renameat2(AT_FDCWD, partial, AT_FDCWD, dest, RENAME_NOREPLACE) == 0 ? 0 : ERR_IO;
+}
+
 /* Makes the finished copy durable under its final name. */
 static int backup_publish(struct backup *b, const char *dest, char *why, size_t why_len)
 {
 	char dir[CONFIG_PATH_MAX];
 	int fd = open(b->partial, O_RDONLY | O_CLOEXEC), dfd;
-	int rc = fd >= 0 && fsync(fd) == 0 ? 0 : ERR_IO;
 
-	if (fd >= 0)
-		close(fd);
-	/* No overwrite, also if dest appeared while the copy ran. */
-	if (rc == 0 && link(b->partial, dest) == 0)
-		unlink(b->partial);
-	else
-		rc = ERR_IO;
-	if (rc) {
-		snprintf(why, why_len, "cannot write %s: %s", dest, strerror(errno));
-		return rc;
+	if (fd < 0 || fsync(fd)) {
+		snprintf(why, why_len, "cannot sync %s: %s", b->partial, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ERR_IO;
+	}
+	close(fd);
+	if (backup_name(b->partial, dest)) {
+		snprintf(why, why_len, "cannot name the copy %s: %s", dest, strerror(errno));
+		return ERR_IO;
 	}
 	snprintf(dir, sizeof(dir), "%s", dest);
 	dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -175,6 +200,33 @@ static int backup_publish(struct backup *b, const char *dest, char *why, size_t 
 		close(dfd);
 	}
 	return 0;
+}
+
+/*
+ * While the copy held its snapshot, no checkpoint could copy the WAL past
+ * it, and the WAL grew by everything committed meanwhile (past wal_max_mb
+ * on a busy relay).  The writer skips its own checkpoints while
+ * backup_holds_wal(); here, off the live path, that backlog is copied into
+ * the database before the writer checkpoints again.
+ */
+static void backup_checkpoint(struct backup *b)
+{
+	sqlite3 *db = NULL;
+	int log_pages = 0, copied = 0;
+
+	/* A connection knows its database is in WAL mode once it has read it. */
+	if (sqlite3_open_v2(b->db_path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
+	    sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) == SQLITE_OK &&
+	    sqlite3_wal_checkpoint_v2(db, "main", SQLITE_CHECKPOINT_PASSIVE, &log_pages,
+				      &copied) == SQLITE_OK) {
+		log_debug("backup: WAL checkpointed after the copy (%d of %d pages)", copied,
+			  log_pages);
+		pthread_mutex_lock(&b->lock);
+		b->st.wal_checkpointed = copied > 0 ? (uint64_t)copied : 0;
+		pthread_mutex_unlock(&b->lock);
+	}
+	sqlite3_close(db);
+	atomic_store(&b->holding, false);
 }
 
 /* Opens path with flags into *db; 0, or ERR_DB with why. */
@@ -197,9 +249,14 @@ static int backup_copy(struct backup *b, const char *dest, char *why, size_t why
 		sqlite3_busy_timeout(src, 5000);
 		rc = backup_snapshot(b, src, why, why_len);
 	}
+	if (rc == 0 && atomic_load(&b->stop)) {
+		snprintf(why, why_len, "stored stopped before the copy began");
+		rc = ERR_CLOSED;
+	}
 	if (rc == 0)
 		rc = backup_pages(b, src, dst, why, why_len);
 	sqlite3_close(src); /* the read transaction ends with it */
+	backup_checkpoint(b);
 	if (sqlite3_close(dst) != SQLITE_OK && rc == 0) {
 		snprintf(why, why_len, "cannot finish %s", b->partial);
 		rc = ERR_DB;
@@ -254,7 +311,7 @@ int backup_start(struct backup *b, const char *dest, char *why, size_t why_len)
 		rc = ERR_FULL;
 	}
 	if (rc == 0)
-		rc = backup_check_dest(dest, why, why_len);
+		rc = backup_check_dest(b, dest, why, why_len);
 	if (rc == 0) {
 		snprintf(b->partial, sizeof(b->partial), "%s" BACKUP_PARTIAL, dest);
 		/* Taken here, so two starts cannot share it and an old one is
@@ -277,7 +334,9 @@ int backup_start(struct backup *b, const char *dest, char *why, size_t why_len)
 		snprintf(b->st.path, sizeof(b->st.path), "%s", dest);
 		b->began = backup_now();
 		atomic_store(&b->stop, false);
+		atomic_store(&b->holding, true);
 		if (pthread_create(&b->thread, NULL, backup_main, b)) {
+			atomic_store(&b->holding, false);
 			unlink(b->partial);
 			b->st.state = BACKUP_FAILED;
 			snprintf(why, why_len, "cannot start the backup's thread");
@@ -289,6 +348,11 @@ int backup_start(struct backup *b, const char *dest, char *why, size_t why_len)
 	}
 	pthread_mutex_unlock(&b->lock);
 	return rc;
+}
+
+bool backup_holds_wal(struct backup *b)
+{
+	return b && atomic_load(&b->holding);
 }
 
 void backup_status(struct backup *b, struct backup_status *out)

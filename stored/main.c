@@ -201,6 +201,11 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	db_use_cache_mb(s->cfg.db_cache_mb);
 	db_use_read_map(s->cfg.db_read_map != 0);
 	db_use_search_index(s->cfg.search ? s->search_path : NULL);
+	/* Its copy is disk work beside the writer's: the writer's priority.
+	 * Made first: the writer asks it whether a copy holds the WAL. */
+	s->backup = backup_new(s->db_path, (int)s->cfg.writer_nice, BACKUP_STEP_PAGES);
+	if (!s->backup)
+		fatalx("out of memory");
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
@@ -210,10 +215,6 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
 		fatalx("cannot start the broadcaster or the query threads");
 	s->listencheck = listencheck_new(s->cfg.listen_check_ms, s->cfg.listen_check_timeout_ms);
-	/* Its copy is disk work beside the writer's: the writer's priority. */
-	s->backup = backup_new(s->db_path, (int)s->cfg.writer_nice, BACKUP_STEP_PAGES);
-	if (!s->backup)
-		fatalx("out of memory");
 	if (!s->listencheck || rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
 	stored_check_listeners(s);

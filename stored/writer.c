@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../common/retention.h"
 #include "../proto/msg.h"
+#include "backup.h"
 #include "checkpoint.h"
 #include "db.h"
 #include "ingest.h"
@@ -61,6 +62,11 @@ static int writer_wal_hook(void *arg, sqlite3 *db, const char *name, int pages)
 static void writer_checkpoint(struct writer *w)
 {
 	if (!w->checkpointer || !checkpointer_after_commit(w->checkpointer, w->wal_pages))
+		return;
+	/* It could not copy past the backup's snapshot, and would copy the
+	 * whole backlog here on the live path the moment the copy ends: the
+	 * backup's thread does that instead (backup.h). */
+	if (backup_holds_wal(w->s->backup))
 		return;
 	/* main: this connection's own file (search.db is its indexer's). */
 	if (sqlite3_wal_checkpoint_v2(w->db, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) == SQLITE_OK)

@@ -5,14 +5,16 @@
  * a relative path is taken from relayctl's own directory, since stored's
  * is another) and then asks how it stands every 200 ms until it ends:
  * a copy can take longer than one request may wait.  On a terminal, stderr
- * shows the progress.  Exit status 0 once the copy is complete, 1 if it
- * could not be made.  Without a path, prints how the running or last
- * backup stands.
+ * shows the progress.  Exit status 0 once the copy is complete and this
+ * shell sees it at the path (stored under systemd has a /tmp of its own),
+ * 1 if not.  Without a path, prints how the running or last backup
+ * stands.
  */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -40,9 +42,34 @@ static void ctl_show_backup(const cJSON *reply)
 	if (strcmp(state, "done") == 0)
 		printf(", %.0f bytes", ctl_num(reply, "bytes"));
 	printf(", %.1f s", ctl_num(reply, "seconds"));
-	if (strcmp(state, "failed") == 0)
-		printf(": %s", ctl_str(reply, "failure"));
 	printf("\n");
+	if (strcmp(state, "failed") == 0)
+		fprintf(stderr, "relayctl: the backup failed: %s\n", ctl_str(reply, "failure"));
+}
+
+/* Whether the copy stored reports as done is the file this shell sees at
+ * path; says why not. */
+static int ctl_backup_visible(const cJSON *reply, const char *path)
+{
+	struct stat st;
+
+	if (strcmp(ctl_str(reply, "path"), path) != 0) {
+		/* Another backup began: ours ended, and only a complete copy
+		 * has the name. */
+		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return 0;
+		fprintf(stderr, "relayctl: another backup began; %s was not made\n", path);
+		return 1;
+	}
+	if (strcmp(ctl_str(reply, "state"), "done") != 0)
+		return 1;
+	if (lstat(path, &st) || !S_ISREG(st.st_mode) || (double)st.st_size != ctl_num(reply, "bytes")) {
+		fprintf(stderr, "relayctl: stored wrote %s, but this shell does not see that file"
+			" (stored's private /tmp under systemd?); back up into its state directory\n",
+			path);
+		return 1;
+	}
+	return 0;
 }
 
 /* One request; 0 with *reply, or relayctl's exit status. */
@@ -80,8 +107,11 @@ int ctl_backup(struct ctl *c)
 	if (c->nargs && c->args[0][0] != '/') {
 		char cwd[PATH_MAX];
 
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    snprintf(path, sizeof(path), "%s/%s", cwd, c->args[0]) >= (int)sizeof(path)) {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			perror("relayctl: getcwd");
+			return 1;
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", cwd, c->args[0]) >= (int)sizeof(path)) {
 			fprintf(stderr, "relayctl: the backup's path is too long\n");
 			return 2;
 		}
@@ -89,7 +119,8 @@ int ctl_backup(struct ctl *c)
 		snprintf(path, sizeof(path), "%s", c->args[0]);
 	}
 	status = ctl_backup_ask(c, c->nargs ? path : NULL, &reply, &text);
-	while (status == 0 && c->nargs && strcmp(ctl_str(reply, "state"), "running") == 0) {
+	while (status == 0 && c->nargs && strcmp(ctl_str(reply, "state"), "running") == 0 &&
+	       strcmp(ctl_str(reply, "path"), path) == 0) {
 		if (tty && !c->json)
 			ctl_backup_progress(reply);
 		cJSON_Delete(reply);
@@ -105,11 +136,8 @@ int ctl_backup(struct ctl *c)
 		printf("%s\n", text);
 	else
 		ctl_show_backup(reply);
-	/* Another backup could have been asked for meanwhile: ours is the
-	 * one at our path. */
-	if (c->nargs && (strcmp(ctl_str(reply, "path"), path) != 0 ||
-			 strcmp(ctl_str(reply, "state"), "done") != 0))
-		status = 1;
+	if (c->nargs)
+		status = ctl_backup_visible(reply, path);
 	cJSON_Delete(reply);
 	free(text);
 	return status;

@@ -99,7 +99,7 @@ describe('admin socket and relayctl', () => {
     assert.match(text, /^ingest_rate +[\d.]+$/m);
     assert.match(text, /^rejects:\n {2}duplicate +\d+$/m);
     assert.match(text, new RegExp(`^worker 1: pid ${relay.pid(1)}, up \\d+ s`, 'm'));
-    assert.match(text, /^worker 1: .*, \d+ reads paused, \d+ lane-refused, \d+ deliver gaps, \d+ listener restarts$/m);
+    assert.match(text, /^worker 1: .*, \d+ reads paused, \d+ lane-refused, \d+ deliver gaps, \d+ listener restarts, \d+ store timeouts$/m);
   });
 
   it('stock nngcat gets JSON for a bare word and for {"cmd": ...}', async () => {

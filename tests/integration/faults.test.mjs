@@ -1,5 +1,5 @@
 /*
- * faults.test.mjs - the relay under two kinds of overload:
+ * faults.test.mjs - the relay under overload and faults:
  *   - a client that stops reading its socket while subscribed to a
  *     firehose is dropped at max_outbound_bytes, while another subscriber
  *     keeps receiving everything promptly;
@@ -14,12 +14,20 @@
  *     part way: what they had sent does not come twice); a history asked again
  *     after a stored restart does not bring the live events held for the
  *     first one twice;
+ *   - COUNTs waiting at stored when it is killed are each closed error:;
+ *   - stored's query pool: CLOSED past query_queue_max, query_queue_per_conn
+ *     and query_time_limit_ms (and the subscription unfiled); a client
+ *     flooding COUNTs holds another's REQ back by one COUNT, not all of them
+ *     (turns), one connection's heavy COUNTs hold one query thread at a time,
+ *     and one thread stays for cheap clients while two connections' heavy
+ *     COUNTs run;
  *   - a restarted worker counts no gap when nothing was lost: stored numbers
  *     each worker's deliveries from 1 again after its HELLO;
  *   - a stored that stops answering (SIGSTOP) while its link stays up: the
  *     worker answers a waiting EVENT error: itself after store_timeout_ms,
  *     and a waiting REQ and COUNT after answer_timeout_ms, once each, and
- *     stored forgets the subscription.
+ *     stored forgets the subscription; a REQ waiting while stored is away
+ *     longer than answer_timeout_ms is asked again and answered.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

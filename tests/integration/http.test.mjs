@@ -1,7 +1,8 @@
 /*
  * http.test.mjs - the plain HTTP side of a worker: /metrics (Prometheus
  * text for the whole relay, from any worker), /stats.json (live figures),
- * the HTML status page, 404 for other paths, CORS headers everywhere.
+ * the HTML status page, 404 for other paths, CORS headers on /stats.json
+ * and the 404.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,6 @@ import { useRelay, until } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
-/* The value of a sample line "name value" or "name{labels} value". */
 describe('HTTP endpoints', () => {
   const relay = useRelay({ workers: 2, config: { relay_name: 'metrics <test> relay' } });
 

@@ -6,9 +6,11 @@
  *   per connection; kind 22242 is never stored or broadcast.
  *   NIP-70: an event with a ["-"] tag needs its author authenticated
  *   ("auth-required:" before, "restricted:" as someone else).
- *   auth_required = writes/reads: EVENT / REQ / COUNT refused until
- *   authenticated.  NIP-13: min_pow_difficulty refuses ids with too few
- *   leading zero bits with "pow:".
+ *   auth_required = all / writes / reads: EVENT and REQ and COUNT / EVENT /
+ *   REQ and COUNT refused with "auth-required:" until authenticated (and
+ *   nothing with "no"), and NIP-11's auth_required true only for all.
+ *   NIP-13: min_pow_difficulty refuses ids with too few leading zero bits
+ *   with "pow:".
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -171,8 +173,32 @@ describe('NIP-13 minimum proof of work', () => {
 
 /* NIP-11 auth_required means no action at all before AUTH: only "all". */
 for (const [mode, restricted] of [['writes', true], ['reads', false], ['no', false]]) {
-  describe(`NIP-11 with auth_required = ${mode}`, () => {
+  describe(`auth_required = ${mode}`, () => {
     const relay = useRelay({ workers: 1, config: { auth_required: mode } });
+    const writes = mode === 'writes';
+    const reads = mode === 'reads';
+
+    it(`refuses ${writes ? 'EVENT' : reads ? 'REQ and COUNT' : 'nothing'} until the client authenticates`,
+      async () => {
+        const kp = keypair();
+        const c = await relay.connect();
+        const ev = signed(kp.sk, { content: `auth_required = ${mode}` });
+        const ok = await c.publish(ev);
+        assert.equal(ok.ok, !writes, ok.message);
+        if (writes) assert.match(ok.message, /^auth-required: /);
+        const r = await c.req('r', { authors: [kp.pk] });
+        assert.equal(r.eose, !reads, r.closed);
+        if (reads) assert.match(r.closed, /^auth-required: /);
+        c.send(['COUNT', 'n', { authors: [kp.pk] }]);
+        const n = await c.waitFor((f) => f[1] === 'n');
+        assert.equal(n[0], reads ? 'CLOSED' : 'COUNT');
+        if (reads) assert.match(n[2], /^auth-required: /);
+        /* Authenticated, everything goes. */
+        assert.equal((await authenticate(relay, c, kp)).ok, true);
+        if (writes) assert.equal((await c.publish(ev)).ok, true);
+        const after = await c.req('r2', { authors: [kp.pk] });
+        assert.deepEqual(after.events.map((e) => e.id), [ev.id]);
+      });
 
     it(`says auth_required false and restricted_writes ${restricted}`, async () => {
       const doc = JSON.parse((await relay.httpGet('/', { Accept: 'application/nostr+json' })).body);

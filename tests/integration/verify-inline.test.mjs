@@ -2,7 +2,7 @@
  * verify-inline.test.mjs - verify_threads = 0 (parsing and signature checks
  * on the event loop, kept for the design comparison in bench/RESULTS.md)
  * serves the protocol like the default: events verified, bad signatures
- * refused, REQ answered, live delivery, AUTH state kept per connection.
+ * refused, REQ answered, live delivery in publish order.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -3,10 +3,12 @@
  * private mkdtemp() directory: a backup taken while another connection
  * commits all the time is exactly the snapshot it began with (integrity
  * check passes, its events and newest seq are the ones reported, and
- * commits overlapped the copy), the partial file is gone once it is done,
- * and refused destinations (relative, existing, in a missing directory,
- * an existing partial file) leave nothing behind; stopping a running
- * backup leaves no partial file.
+ * commits overlapped the copy), it says it holds the WAL only while it
+ * runs and checkpoints the WAL that grew meanwhile, the partial file is gone
+ * once it is done, and refused destinations (relative, existing, in a
+ * missing directory, in the database's own directory, an existing partial
+ * file) leave nothing behind; stopping a copy part way leaves neither the
+ * partial file nor its journal.
  */
 #include <check.h>
 #include <pthread.h>
@@ -28,12 +30,17 @@
 
 TMPDIR_SUITE("test_backup")
 
-static char db_path[TMPDIR_FILE_MAX], dest[TMPDIR_FILE_MAX + 16];
+static char db_path[TMPDIR_FILE_MAX], dest[TMPDIR_FILE_MAX + 32];
 
+/* Copies go to a directory of their own (never the database's). */
 static void setup(void)
 {
+	char copies[TMPDIR_FILE_MAX];
+
 	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
-	snprintf(dest, sizeof(dest), "%s.copy", db_path);
+	snprintf(copies, sizeof(copies), "%s/copies", tmp_dir);
+	mkdir(copies, 0700);
+	snprintf(dest, sizeof(dest), "%s/%ld.db", copies, (long)getpid());
 	log_set_level(LOG_ERROR);
 }
 
@@ -94,6 +101,8 @@ static void *committer_main(void *arg)
 	sqlite3 *db = open_writer();
 	struct backup_status st;
 
+	/* As stored's writer: no checkpoint of its own (writer.c). */
+	testdb_exec(db, "PRAGMA wal_autocheckpoint = 0");
 	while (!atomic_load(&c->quit)) {
 		bool before, after;
 
@@ -122,8 +131,11 @@ START_TEST(a_backup_is_the_snapshot_it_began_with)
 	insert_events(db, 20000); /* ~40 MB */
 	ck_assert_int_eq(pthread_create(&thread, NULL, committer_main, &c), 0);
 	usleep(20000);
+	ck_assert(!backup_holds_wal(b));
 	ck_assert_int_eq(backup_start(b, dest, why, sizeof(why)), 0);
+	ck_assert(backup_holds_wal(b));
 	wait_done(b, &st);
+	ck_assert(!backup_holds_wal(b));
 	atomic_store(&c.quit, true);
 	pthread_join(thread, NULL);
 	ck_assert_msg(st.state == BACKUP_DONE, "backup failed: %s", st.error);
@@ -132,6 +144,9 @@ START_TEST(a_backup_is_the_snapshot_it_began_with)
 	ck_assert_uint_ge(st.events, 20000);
 	ck_assert_uint_eq(st.pages_done, st.pages_total);
 	ck_assert_uint_gt(st.bytes, 0);
+	/* The WAL that grew while the copy held its snapshot (no one else
+	 * checkpoints here) was copied into the database as it ended. */
+	ck_assert_uint_gt(st.wal_checkpointed, 0);
 	/* The source went on past the snapshot... */
 	ck_assert_int_gt(testdb_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
 	/* ...and the copy is the snapshot, whole. */
@@ -163,10 +178,14 @@ START_TEST(refused_destinations_leave_nothing)
 	ck_assert_ptr_nonnull(strstr(why, "absolute"));
 	snprintf(path, sizeof(path), "%s/missing/copy.db", tmp_dir);
 	ck_assert_int_eq(backup_start(b, path, why, sizeof(why)), ERR_INVAL);
-	ck_assert_ptr_nonnull(strstr(why, "not a directory"));
+	ck_assert_ptr_nonnull(strstr(why, "not one stored can reach"));
 	/* Never over an existing file: the database itself, for one. */
-	ck_assert_int_eq(backup_start(b, db_path, why, sizeof(why)), ERR_INVAL);
+	ck_assert_int_eq(backup_start(b, "/etc/passwd", why, sizeof(why)), ERR_INVAL);
 	ck_assert_ptr_nonnull(strstr(why, "exists already"));
+	/* Nor beside the database, where the names are SQLite's and stored's. */
+	snprintf(path, sizeof(path), "%s/copy.db", tmp_dir);
+	ck_assert_int_eq(backup_start(b, path, why, sizeof(why)), ERR_INVAL);
+	ck_assert_ptr_nonnull(strstr(why, "data directory"));
 	/* Nor over another backup's partial file. */
 	snprintf(path, sizeof(path), "%s.partial", dest);
 	f = fopen(path, "w");
@@ -189,24 +208,29 @@ START_TEST(refused_destinations_leave_nothing)
 }
 END_TEST
 
-START_TEST(a_stopped_backup_leaves_no_partial_file)
+START_TEST(a_backup_stopped_part_way_leaves_nothing)
 {
 	sqlite3 *db = open_writer();
 	struct backup *b = backup_new(db_path, 0, 1);
-	char partial[sizeof(dest) + 16], why[256];
+	char partial[sizeof(dest) + 16], journal[sizeof(dest) + 32], why[256];
+	struct backup_status st = { 0 };
 
-	insert_events(db, 5000);
+	insert_events(db, 20000);
 	ck_assert_int_eq(backup_start(b, dest, why, sizeof(why)), 0);
-	backup_free(b); /* stored stops: the copy is cut off, or has just ended */
-	snprintf(partial, sizeof(partial), "%s.partial", dest);
-	ck_assert(!file_exists(partial));
-	if (file_exists(dest)) {
-		sqlite3 *copy = NULL;
-
-		ck_assert_int_eq(sqlite3_open_v2(dest, &copy, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-		ck_assert_int_eq(testdb_int(copy, "SELECT count(*) FROM events"), 5000);
-		sqlite3_close(copy);
+	for (int i = 0; i < 10000 && st.pages_done == 0; i++) {
+		usleep(100);
+		backup_status(b, &st);
 	}
+	ck_assert_int_eq(st.state, BACKUP_RUNNING);
+	ck_assert_uint_gt(st.pages_done, 0);
+	ck_assert_uint_lt(st.pages_done, st.pages_total);
+	snprintf(partial, sizeof(partial), "%s.partial", dest);
+	snprintf(journal, sizeof(journal), "%s.partial-journal", dest);
+	ck_assert(file_exists(journal)); /* the copy's transaction is open */
+	backup_free(b); /* stored stops */
+	ck_assert(!file_exists(partial));
+	ck_assert(!file_exists(journal));
+	ck_assert(!file_exists(dest));
 	sqlite3_close(db);
 }
 END_TEST
@@ -221,7 +245,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, a_backup_is_the_snapshot_it_began_with);
 	tcase_add_test(tc, refused_destinations_leave_nothing);
-	tcase_add_test(tc, a_stopped_backup_leaves_no_partial_file);
+	tcase_add_test(tc, a_backup_stopped_part_way_leaves_nothing);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }

@@ -272,6 +272,12 @@ describe('relay.target under systemd', () => {
       '/etc/crelay/copy.db'], { timeout: 60000 });
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /cannot create \/etc\/crelay\/copy\.db\.partial: Read-only file system/);
+    /* stored's /tmp is its own (PrivateTmp=yes): relayctl says it does not
+     * see the copy rather than report a backup the operator cannot find. */
+    const t = await inContainer(['relayctl', '-c', '/etc/crelay/relay.conf', 'backup', '/tmp/copy.db'],
+      { timeout: 60000 });
+    assert.equal(t.code, 1, t.stdout + t.stderr);
+    assert.match(t.stderr, /does not see that file/);
   });
 
   step('systemctl reload signals stored and a worker without restarting them', async () => {
