@@ -284,16 +284,18 @@ static void service_restore_conn(struct conn *c, void *arg)
 	}
 }
 
+/* A COUNT c waits for, closed with why (count_waits_drain/_expire). */
 struct count_closing {
 	struct relayd *r;
 	struct conn *c;
+	const char *why;
 };
 
 static void service_close_count(void *arg, const char *sub_id, size_t len)
 {
 	struct count_closing *cc = arg;
 
-	service_closed(cc->r, cc->c, sub_id, len, "error: storage restarted before answering, retry");
+	service_closed(cc->r, cc->c, sub_id, len, cc->why);
 }
 
 /* What c waits for from stored will not come: its pending EVENTs' OKs and
@@ -301,7 +303,7 @@ static void service_close_count(void *arg, const char *sub_id, size_t len)
 static void service_fail_waiting(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
-	struct count_closing cc = { r, c };
+	struct count_closing cc = { r, c, "error: storage restarted before answering, retry" };
 
 	for (uint32_t i = 0; i < c->npending; i++)
 		service_ok(r, c, c->pending[i].id, "error: storage restarted before answering, retry");
@@ -414,13 +416,6 @@ void service_drain(struct relayd *r)
 	send_flush(r);
 }
 
-static void service_expire_count(void *arg, const char *sub_id, size_t len)
-{
-	struct count_closing *cc = arg;
-
-	service_closed(cc->r, cc->c, sub_id, len, "error: storage did not answer in time, retry");
-}
-
 /* A history or resume stored has sent nothing for within answer_timeout_ms
  * is closed: its answer may have been dropped on the way (reply.h), and a
  * client waiting for an EOSE that never comes would wait for ever.  The
@@ -451,7 +446,7 @@ static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t no
 static void service_expire(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
-	struct count_closing cc = { r, c };
+	struct count_closing cc = { r, c, "error: storage did not answer in time, retry" };
 	int64_t now = service_now_ms();
 	uint32_t expired = 0;
 
@@ -462,7 +457,7 @@ static void service_expire(struct conn *c, void *arg)
 		service_ok(r, c, p.id, "error: storage did not answer in time, retry");
 		expired++;
 	}
-	expired += count_waits_expire(&c->counts, now, service_expire_count, &cc);
+	expired += count_waits_expire(&c->counts, now, service_close_count, &cc);
 	expired += service_expire_subs(r, c, now);
 	if (expired)
 		atomic_fetch_add(&r->stats.store_timeouts, expired);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../common/prio.h"
@@ -23,9 +24,9 @@
 #define BACKUP_PARTIAL ".partial"
 
 struct backup {
-	pthread_mutex_t lock;     /* guards st, began and thread_live */
+	pthread_mutex_t lock;     /* guards st, began_us and thread_live */
 	struct backup_status st;
-	double began;             /* monotonic seconds */
+	int64_t began_us;         /* deadline_now_us() when it began */
 	bool thread_live;         /* a copy thread to join */
 	pthread_t thread;
 	atomic_bool stop;
@@ -35,12 +36,10 @@ struct backup {
 	int nice, step_pages;
 };
 
-static double backup_now(void)
+/* Seconds since began_us on the monotonic clock. */
+static double backup_seconds_since(int64_t began_us)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)(deadline_now_us() - began_us) / 1e6;
 }
 
 struct backup *backup_new(const char *db_path, int nice, int step_pages)
@@ -169,8 +168,10 @@ static int backup_pages(struct backup *b, sqlite3 *src, sqlite3 *dst, char *why,
  * a rename that refuses to replace. */
 static int backup_name(const char *partial, const char *dest)
 {
-	if (link(partial, dest) == 0)
-		return unlink(partial) == 0 || errno == ENOENT ? 0 : ERR_IO;
+	if (link(partial, dest) == 0) {
+		unlink(partial); /* the copy is named: a leftover name is no failure */
+		return 0;
+	}
 	if (errno != EPERM && errno != EOPNOTSUPP)
 		return ERR_IO;
 	return renameat2(AT_FDCWD, partial, AT_FDCWD, dest, RENAME_NOREPLACE) == 0 ? 0 : ERR_IO;
@@ -287,7 +288,7 @@ static void *backup_main(void *arg)
 	}
 	pthread_mutex_lock(&b->lock);
 	b->st.state = rc ? BACKUP_FAILED : BACKUP_DONE;
-	b->st.seconds = backup_now() - b->began;
+	b->st.seconds = backup_seconds_since(b->began_us);
 	snprintf(b->st.error, sizeof(b->st.error), "%s", why);
 	if (rc == 0) {
 		struct stat st;
@@ -332,7 +333,7 @@ int backup_start(struct backup *b, const char *dest, char *why, size_t why_len)
 		memset(&b->st, 0, sizeof(b->st));
 		b->st.state = BACKUP_RUNNING;
 		snprintf(b->st.path, sizeof(b->st.path), "%s", dest);
-		b->began = backup_now();
+		b->began_us = deadline_now_us();
 		atomic_store(&b->stop, false);
 		atomic_store(&b->holding, true);
 		if (pthread_create(&b->thread, NULL, backup_main, b)) {
@@ -360,7 +361,7 @@ void backup_status(struct backup *b, struct backup_status *out)
 	pthread_mutex_lock(&b->lock);
 	*out = b->st;
 	if (out->state == BACKUP_RUNNING)
-		out->seconds = backup_now() - b->began;
+		out->seconds = backup_seconds_since(b->began_us);
 	pthread_mutex_unlock(&b->lock);
 }
 
