@@ -1,6 +1,10 @@
 #!/bin/sh
 # run-unit.sh - runs each unit-test binary given, prints its check summary,
 # and fails if any failed.  CK_FORK stays on so a crash fails one test only.
+# A test's timeout is a guard against a hang, not a measure of speed: on a
+# busy 2-core machine, or under a sanitizer, check's 4 s default is too short.
+: "${CK_DEFAULT_TIMEOUT:=60}"
+export CK_DEFAULT_TIMEOUT
 failed=0
 for t in "$@"; do
 	echo "== $t"
