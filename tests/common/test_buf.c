@@ -13,6 +13,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* The allocation-failure test asks for an absurd size; under
  * AddressSanitizer that must fail like malloc does, not abort the test. */
@@ -262,11 +263,5 @@ static Suite *buf_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(buf_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(buf_suite());
 }

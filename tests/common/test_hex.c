@@ -13,6 +13,7 @@
 #include "../../common/err.h"
 #include "../../common/hex.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 static struct splitmix rng;
 
@@ -144,11 +145,5 @@ static Suite *hex_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hex_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(hex_suite());
 }

@@ -22,6 +22,7 @@
 #include "../../common/err.h"
 #include "../../common/jsonstr.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 static struct splitmix rng;
 
@@ -325,11 +326,5 @@ static Suite *jsonstr_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(jsonstr_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(jsonstr_suite());
 }

@@ -17,6 +17,7 @@
 #include "../../common/err.h"
 #include "../../relayd/conn.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 static struct splitmix rng;
 
@@ -447,11 +448,5 @@ static Suite *conn_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(conn_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(conn_suite());
 }

@@ -16,6 +16,7 @@
 
 #include "../../relayd/outq.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 static struct splitmix rng;
 
@@ -347,11 +348,5 @@ static Suite *outq_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(outq_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(outq_suite());
 }

@@ -10,6 +10,7 @@
 #include "../../common/err.h"
 #include "../../stored/hmap.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* The SipHash paper's key 00 01 .. 0f. */
 #define SIP_K0 UINT64_C(0x0706050403020100)
@@ -232,11 +233,5 @@ static Suite *hmap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hmap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(hmap_suite());
 }

@@ -46,6 +46,7 @@
 #include "../../stored/ingest.h"
 #include "../../stored/query_sql.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -104,14 +105,6 @@ TMPDIR_SUITE("test_query_sql")
 
 static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
-
-static void sql_exec(const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
 
 static void random_bytes(uint8_t *out, size_t len)
 {
@@ -226,13 +219,13 @@ static void populate(void)
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	for (size_t n = 0; n < NEVENTS; n++) {
 		if (!rng_chance(5) || copy_stored(&ev) != 0)
 			random_event(&ev, n);
 		ingest_one(in, &ev);
 	}
-	sql_exec("COMMIT");
+	testdb_exec(db, "COMMIT");
 	ingest_free(in);
 }
 
@@ -754,7 +747,7 @@ START_TEST(test_delete_matches_count)
 		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
 		counted = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
-		sql_exec("BEGIN");
+		testdb_exec(db, "BEGIN");
 		ck_assert_int_eq(query_sql_prepare_delete(db, fs, n, &scope, &st), 0);
 		ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 		sqlite3_finalize(st);
@@ -772,7 +765,7 @@ START_TEST(test_delete_matches_count)
 		tags_left = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 		ck_assert_int_eq(tags_left, 0);
-		sql_exec("ROLLBACK");
+		testdb_exec(db, "ROLLBACK");
 		for (uint32_t k = 0; k < n; k++)
 			filter_free(&fs[k]);
 	}
@@ -802,12 +795,12 @@ START_TEST(test_many_filters)
 	counted = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	ck_assert_int_gt(counted, 0);
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	ck_assert_int_eq(query_sql_prepare_delete(db, fs, n, &scope, &st), 0);
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);
 	ck_assert_int_eq(sqlite3_changes(db), counted);
-	sql_exec("ROLLBACK");
+	testdb_exec(db, "ROLLBACK");
 	for (uint32_t k = 0; k < n; k++)
 		filter_free(&fs[k]);
 	free(fs);
@@ -965,11 +958,5 @@ static Suite *query_sql_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(query_sql_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(query_sql_suite());
 }

@@ -17,6 +17,7 @@
 #include "../../common/filter.h"
 #include "../../stored/subidx.h"
 #include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* ---- helpers for the hand-written cases ---- */
 
@@ -1056,11 +1057,5 @@ static Suite *subidx_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(subidx_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(subidx_suite());
 }
