@@ -1,6 +1,6 @@
 /*
- * test_retention.c - retention rules: parsing (good and bad texts) and the
- * SQL conditions, run against an in-memory SQLite table of (kind,
+ * test_retention.c - checks common/retention.c: parsing (good and bad texts)
+ * and the SQL conditions, run against an in-memory SQLite table of (kind,
  * created_at) rows and compared with the rule read by hand: an event goes
  * when older than the days of the FIRST rule naming its kind.
  */

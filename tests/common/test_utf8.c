@@ -1,5 +1,6 @@
 /*
- * test_utf8.c - characters counted as Nostr's limits count them.
+ * test_utf8.c - checks common/utf8.c: characters counted as Nostr's limits
+ * count them.
  */
 #include <check.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
 /*
- * test_msg.c - checks proto/msg.c.
+ * test_msg.c - checks proto/msg.c: every message's encoder and decoder, and
+ * the decoders' refusals.
  *
  * Every message type has a sample in the case table below; each table-driven
  * test runs over all of them: round trip (every field compared), every
