@@ -67,7 +67,8 @@ enum event_flags {
 	EVENT_FLAG_VANISH_HERE = 2, /* kind 62 naming this relay or ALL_RELAYS (NIP-62) */
 };
 
-/* Copies content into ev->content (replacing any).  Returns 0 or ERR_NOMEM. */
+/* Copies len bytes of content into ev->content, NUL-terminated, replacing
+ * and freeing any earlier copy.  Returns 0, or ERR_NOMEM with ev unchanged. */
 int event_set_content(struct event *ev, const char *content, uint32_t len);
 
 /* Limits event_parse() enforces; 0 means "no limit" for each field. */
@@ -81,27 +82,28 @@ struct event_limits {
 };
 
 /*
- * Validates obj (the third element of ["EVENT", obj]) and fills *out.
- * Checks types, lowercase hex lengths (64/64/128), kind 0..65535, limits, and
- * that id == SHA-256 of the canonical serialization.  Does NOT check the
- * signature (see event_sig.h).
+ * Validates obj, the event object of ["EVENT", obj], and fills *out.
+ * limits may be NULL (no limits).  reason gets at most reason_len bytes,
+ * NUL-terminated.
  *
- * Returns 0 and fills *out (free with event_free) on success.  On failure
- * returns ERR_INVAL (or ERR_TOOBIG, ERR_NOMEM), leaves *out empty and writes
- * a NIP-01 reason with its prefix ("invalid: ...") into reason.
- * If the id field itself is well-formed it is copied to out->id even on
- * failure, so the caller can answer `OK id false`.
+ * Returns 0 with *out filled; the caller frees it with event_free().  On
+ * failure *out owns nothing and reason holds a NIP-01 reason ("invalid:
+ * ...").  The error is ERR_TOOBIG for a size limit (max_tags, max_tag_value,
+ * max_content), ERR_NOMEM, or ERR_INVAL for anything else.  A well-formed
+ * id is copied to out->id even on failure, so the caller can answer
+ * `OK id false`.
  *
- * Details (event_parse.c): an unknown or repeated field is refused; ERR_TOOBIG
- * means a size limit (max_tags, max_tag_value, max_content) was exceeded,
- * while a created_at outside the now +/- window is ERR_INVAL; created_at must
- * be 0..2^53-1; limits may be NULL (no limits).  Numbers are judged by value,
- * so `1.0` counts as the integer 1.  cJSON ends a string at an encoded NUL
- * ("\u0000"), which cannot be detected here: the truncated text is what is
- * hashed and stored, so such an event fails the id check unless its id (and
- * so its signature) covers exactly that text.  A caller that wants to refuse
- * NULs outright must look at the raw frame.  Reasons are NUL-terminated and
- * truncated to reason_len.
+ * It checks the field types, lowercase hex lengths (64/64/128), kind
+ * 0..65535, created_at 0..2^53-1 and inside the limits' window around now,
+ * and that id is the SHA-256 of the canonical serialization.  An unknown or
+ * repeated field is refused.  Numbers are judged by value, so `1.0` counts
+ * as the integer 1.  The signature is not checked (event_sig.h), so the
+ * caller can answer duplicates first.
+ *
+ * cJSON ends a string at an encoded NUL ("\u0000"), which this cannot see.
+ * The cut text is what is hashed and stored, so such an event fails the id
+ * check unless its id covers exactly that text.  A caller that refuses NULs
+ * outright checks the raw frame (jsonstr_has_nul_escape()).
  */
 int event_parse(const cJSON *obj, const struct event_limits *limits, struct event *out,
 		char *reason, size_t reason_len);
@@ -113,8 +115,9 @@ void event_free(struct event *ev);
 enum event_class event_class_of(uint32_t kind);
 
 /*
- * The first value of the first tag named name, or NULL (with *len 0).
- * For addressable events the `d` value is the address; missing means "".
+ * The first value of the first tag named name, borrowed from ev, with its
+ * length in *len; NULL with *len 0 when there is none.  For addressable
+ * events the `d` value is the address, and a missing one means "".
  */
 const char *event_tag_value(const struct event *ev, char name, uint32_t *len);
 
@@ -125,9 +128,10 @@ const char *event_tag_value(const struct event *ev, char name, uint32_t *len);
 bool event_newer(int64_t a_created, const uint8_t *a_id, int64_t b_created, const uint8_t *b_id);
 
 /*
- * Assembles an event from parts already validated elsewhere (stored's wire
- * decoder uses this).  Copies everything; tags[i].value may point anywhere.
- * Returns 0 or ERR_NOMEM.
+ * Assembles *out from parts already validated elsewhere, as stored's wire
+ * decoder does.  Copies everything, so tags[i].value may point anywhere.
+ * Returns 0 with *out filled (free it with event_free()), or ERR_NOMEM with
+ * *out empty.
  */
 int event_build(struct event *out, const uint8_t id[EVENT_ID_LEN],
 		const uint8_t pubkey[EVENT_PUBKEY_LEN], const uint8_t sig[EVENT_SIG_LEN],

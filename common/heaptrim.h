@@ -1,19 +1,16 @@
 /*
  * heaptrim.h - giving the heap's free pages back to the system now and then.
  *
- * glibc keeps what a process frees inside its heaps (one arena per few
- * threads) and returns only what lies at a heap's very top.  After a burst
- * (a thousand clients connecting at once, a large query's rows) the freed
- * memory stays resident, and every later burst touches a slightly
- * different part of it, so the resident size keeps creeping up long after
- * the memory in use has stopped growing (bench/RESULTS.md, "Soak": a
- * worker 30 MB resident with 1.5 MB in use).  malloc_trim() hands every
- * free page back (MADV_DONTNEED) without moving anything.
- *
- * A heaptrim is driven by a thread that ticks anyway (relayd's loop once a
- * second, stored's metrics thread): heaptrim_tick() trims when interval
+ * A struct heaptrim is a schedule, a plain value its ticking thread owns;
+ * it holds no memory.  heaptrim_tick() calls malloc_trim() when interval
  * seconds have passed since the last trim.  Not thread-safe: one ticking
- * thread per heaptrim.
+ * thread per heaptrim (relayd's loop, stored's metrics thread).
+ *
+ * glibc returns freed memory only from the very top of a heap.  After a
+ * burst of clients or a large query the freed pages stay resident, and the
+ * resident size creeps up long after the memory in use stops growing
+ * (bench/RESULTS.md, "Soak").  malloc_trim() hands every free page back
+ * without moving anything.
  */
 #ifndef COMMON_HEAPTRIM_H
 #define COMMON_HEAPTRIM_H
@@ -27,11 +24,12 @@ struct heaptrim {
 	int64_t last_us;     /* how long the last one took */
 };
 
-/* Starts a heaptrim that trims every interval_s seconds (0: never). */
+/* Initialises t to trim every interval_s seconds (0: never).  Cannot fail. */
 void heaptrim_init(struct heaptrim *t, uint32_t interval_s);
 
-/* Trims if due at now_ms (monotonic milliseconds; the first tick only sets
- * the schedule).  Returns whether it trimmed. */
+/* Trims if due at now_ms (monotonic milliseconds, deadline_now_ms()) and
+ * notes how long it took.  Returns 1 if it trimmed, else 0.  The first
+ * tick only sets the schedule. */
 int heaptrim_tick(struct heaptrim *t, int64_t now_ms);
 
 #endif

@@ -1,5 +1,7 @@
 /*
  * hex.h - lowercase hexadecimal, as Nostr writes ids, keys and signatures.
+ *
+ * Both functions write into the caller's buffers and allocate nothing.
  */
 #ifndef COMMON_HEX_H
 #define COMMON_HEX_H
@@ -8,9 +10,10 @@
 #include <stdint.h>
 
 /*
- * Decodes exactly 2*out_len lowercase hex characters from hex (hex_len must
- * equal 2*out_len).  Uppercase is refused: NIP-01 requires lowercase.
- * Returns 0, or ERR_INVAL with out unspecified.
+ * Decodes the hex_len characters at hex into out_len bytes at out.
+ * Returns 0, or ERR_INVAL with out unspecified when hex_len is not
+ * 2*out_len or a character is not 0-9 or a-f.  Uppercase is refused because
+ * NIP-01 requires lowercase.
  */
 int hex_decode(const char *hex, size_t hex_len, uint8_t *out, size_t out_len);
 

@@ -24,13 +24,15 @@ struct histo {
 	uint64_t count;
 };
 
-/* Records one observation of us microseconds. */
+/* Records one observation of us microseconds in h's bucket for it. */
 void histo_observe(struct histo *h, uint64_t us);
-/* Adds from into into. */
+/* Adds every count and sum of from to into's.  Cannot fail. */
 void histo_add(struct histo *into, const struct histo *from);
 /*
- * Appends name as a Prometheus histogram in seconds (HELP, TYPE, cumulative
- * _bucket{le=...}, _sum, _count).  Returns 0 or ERR_NOMEM.
+ * Appends h to out as the Prometheus histogram name, in seconds: HELP (the
+ * text help), TYPE, cumulative _bucket{le=...} lines, _sum and _count.
+ * name and help are NUL-terminated.  Returns 0, or ERR_NOMEM with some
+ * lines possibly missing from out.
  */
 int histo_render(struct buf *out, const char *name, const char *help, const struct histo *h);
 

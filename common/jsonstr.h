@@ -17,23 +17,24 @@
 
 struct buf;
 
-/* Appends `"` + escaped s (len bytes) + `"` to out, exactly as NIP-01
- * serializes for the id hash.  Returns 0 or ERR_NOMEM. */
+/* Appends the len bytes at s to out as a quoted, escaped JSON string,
+ * exactly as NIP-01 serializes it for the id hash.  s may hold any bytes.
+ * Returns 0, or ERR_NOMEM with out unchanged. */
 int jsonstr_append(struct buf *out, const char *s, size_t len);
 
 /*
- * The same, for JSON that is sent or stored: as jsonstr_append(), plus the
- * other control characters U+0000-U+001F as \u00XX, which JSON (RFC 8259)
- * requires and raw NIP-01 leaves alone.  A client decoding it gets back the
- * very string that was hashed.  Returns 0 or ERR_NOMEM.
+ * The same for JSON that is sent or stored; returns 0, or ERR_NOMEM with
+ * out unchanged.  It also escapes the other control characters U+0000-U+001F
+ * as \u00XX, which JSON (RFC 8259) requires and raw NIP-01 leaves alone.  A
+ * client decoding it gets back the very string that was hashed.
  */
 int jsonstr_append_wire(struct buf *out, const char *s, size_t len);
 
 /*
- * True if a string in the JSON text (len bytes) holds the escape \u0000.
- * cJSON ends a decoded string at its first NUL, so such a string would be
- * read, hashed and stored cut short: an event's id would be checked over
- * less than its author signed.  Callers refuse these messages instead.
+ * True if a string in the len bytes of JSON text at json holds the escape
+ * \u0000, false otherwise.  cJSON ends a decoded string at its first NUL,
+ * so an event's id would be checked over less than its author signed.
+ * Callers refuse these messages instead.
  */
 bool jsonstr_has_nul_escape(const char *json, size_t len);
 

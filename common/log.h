@@ -2,30 +2,35 @@
  * log.h - one small logging module for every process.
  *
  * Lines go to stderr as "<process>[@instance]: <level>: <message>", which
- * journald timestamps.  The level is checked before formatting, so a
- * disabled log_debug() costs a comparison.  log_warn() appends strerror(errno);
- * log_warnx() does not.  fatalx() is for broken invariants: it logs and exits
- * non-zero so systemd restarts the process.
+ * journald timestamps.  The module owns the process's tag and level.
+ * main() sets the tag before any thread starts; the level may change at
+ * any time, and every other call is thread-safe.  The level is checked
+ * before formatting, so a disabled log_debug() costs a comparison.  A
+ * message is cut at about 1,000 bytes.
  */
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
 
-/* Sets the tag ("stored", or "relayd" with instance 2 -> "relayd@2"; instance
- * 0 means none) and the most verbose level printed. */
+/* Sets the tag and the most verbose level printed.  The tag is process
+ * ("stored"), or process@instance for an instance > 0 ("relayd@2"). */
 void log_init(const char *process, int instance, enum log_level level);
-/* Changes the level (config reload). */
+/* Changes the most verbose level printed; for a config reload. */
 void log_set_level(enum log_level level);
 /* Parses "error", "warn", "info", "debug"; returns -1 for anything else. */
 int log_level_parse(const char *name);
 /* True when lines at level would be printed. */
 int log_enabled(enum log_level level);
 
+/* A warning with strerror(errno) appended after ": "; errno is read first. */
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning without errno; log_info() and log_debug() likewise at theirs. */
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* For a broken invariant: logs at LOG_ERROR, always, and exits with 1, so
+ * systemd restarts the process.  Never returns. */
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -8,6 +8,8 @@
  * than the days of the first rule naming its kind is removed by stored's
  * periodic job.  Example: `retention = 7,6:30; *:3650` keeps reactions and
  * reposts 30 days and everything else ten years.  Empty: keep everything.
+ *
+ * A struct retention is a plain value with no memory of its own to free.
  */
 #ifndef COMMON_RETENTION_H
 #define COMMON_RETENTION_H
@@ -31,14 +33,16 @@ struct retention {
 	struct retention_rule rule[RETENTION_MAX_RULES];
 };
 
-/* Parses text.  Returns 0, or ERR_CONFIG with a reason in err. */
+/* Parses text (NUL-terminated) into *out.  Returns 0, or ERR_CONFIG with
+ * a reason of at most err_len bytes in err. */
 int retention_parse(const char *text, struct retention *out, char *err, size_t err_len);
 
 /*
- * Appends an SQL condition selecting the events rule i removes at time now:
- * older than its days, of its kinds, and not claimed by an earlier rule
- * (the first rule naming a kind decides).  Numbers only, no parameters.
- * Returns 0 or ERR_NOMEM.
+ * Appends to out an SQL condition selecting the events rule i (< r->nrules)
+ * removes at time now (unix seconds).  Those are older than its days, of
+ * its kinds, and not claimed by an earlier rule, since the first rule
+ * naming a kind decides.  It holds numbers only, no parameters.  Returns 0
+ * or ERR_NOMEM.
  */
 int retention_where(const struct retention *r, uint32_t i, int64_t now, struct buf *out);
 

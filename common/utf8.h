@@ -11,9 +11,9 @@
 #include <stddef.h>
 
 /* Code points in the len bytes at s: the bytes that do not continue a
- * sequence (whose top two bits are 10).  The text is UTF-8 already (a websocket text frame
- * is checked, and the JSON reader writes escapes as UTF-8), so this does not
- * validate it. */
+ * sequence (whose top two bits are 10).  It does not validate: the text is
+ * UTF-8 already, since a websocket text frame is checked and the JSON
+ * reader writes escapes as UTF-8. */
 size_t utf8_chars(const char *s, size_t len);
 
 #endif

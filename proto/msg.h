@@ -45,9 +45,8 @@
 #include "../common/filter.h"
 #include "../common/histo.h"
 
-/* 2: WORKER_STATS, DELIVER and POLICY carry new fields (listener
- * restarts, unmasked closes; expiration; writes restricted).
- * 3: SUB_OPEN carries the pubkeys that may read private kinds. */
+/* The version every header carries.  It goes up whenever a message's
+ * layout changes; git says what each version added. */
 #define PROTO_VERSION 3
 /* Most pubkeys one SUB_OPEN names as readers of private kinds (a
  * connection authenticates at most 8, relayd/auth.h). */
@@ -135,8 +134,9 @@ struct msg_event_result {
 };
 
 /* EVENT_RESULTS: every result of one commit for one worker, in one
- * message (header request_id 0): hundreds of messages per commit were most
- * of the link's cost under load.  Each item names its own request. */
+ * message (header request_id 0); each item names its own request.  A
+ * commit's hundreds of results then cost one hand-off (bench/RESULTS.md,
+ * item 4). */
 struct msg_event_results_item {
 	uint32_t request_id;
 	struct msg_event_result result;
@@ -332,7 +332,7 @@ struct msg_policy {
 
 /*
  * Encoders append the header and body to out (which they do not reset).
- * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
+ * Each returns 0, or ERR_NOMEM/ERR_TOOBIG with out as it was before.
  */
 int msg_encode_hello(struct buf *out, const struct msg_header *h, const struct msg_hello *m);
 int msg_encode_hello_ack(struct buf *out, const struct msg_header *h, const struct msg_hello_ack *m);

@@ -12,6 +12,8 @@
 
 #include "../../common/buf.h"
 #include "../../common/err.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* The allocation-failure test asks for an absurd size; under
  * AddressSanitizer that must fail like malloc does, not abort the test. */
@@ -21,16 +23,7 @@ const char *__asan_default_options(void)
 	return "allocator_may_return_null=1";
 }
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+static struct splitmix rng;
 
 /* The buffer's invariants: len within cap, and a NUL after the data. */
 static void check_invariants(const struct buf *b)
@@ -215,20 +208,20 @@ START_TEST(test_random_against_array)
 	size_t len = 0;
 	int bad = 0;
 
-	rng_state = 12345;
+	rng.state = 12345;
 	for (int step = 0; step < 5000 && len < MAX - 64; step++) {
 		char chunk[48];
-		size_t n = rng_next() % sizeof(chunk);
+		size_t n = splitmix_next(&rng) % sizeof(chunk);
 
 		for (size_t i = 0; i < n; i++)
-			chunk[i] = (char)rng_next();
-		switch (rng_next() % 8) {
+			chunk[i] = (char)splitmix_next(&rng);
+		switch (splitmix_next(&rng) % 8) {
 		case 0:
 			bad |= buf_append_byte(&b, chunk[0]);
 			want[len++] = chunk[0];
 			break;
 		case 1:
-			if (rng_next() % 16 == 0) {
+			if (splitmix_next(&rng) % 16 == 0) {
 				buf_reset(&b);
 				len = 0;
 			}
@@ -270,11 +263,5 @@ static Suite *buf_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(buf_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(buf_suite());
 }

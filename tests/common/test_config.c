@@ -21,6 +21,7 @@
 
 #include "../../common/config.h"
 #include "../../common/err.h"
+#include "../support/suite.h"
 #include "../support/tmpdir.h"
 
 /* Every key: its field, a default, the bounds (integers) and a valid
@@ -705,11 +706,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(config_suite());
 }

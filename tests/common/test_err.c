@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../common/err.h"
+#include "../support/suite.h"
 
 static const struct {
 	int code;
@@ -89,11 +90,5 @@ static Suite *err_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(err_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(err_suite());
 }

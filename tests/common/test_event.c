@@ -24,6 +24,7 @@
 #include "../../common/err.h"
 #include "../../common/event.h"
 #include "../../common/hex.h"
+#include "../support/suite.h"
 
 #define PK "84bf7562262bbd6940085748f3be6afa52ae317155181ece31b66351ccffa4b0"
 #define SIG0                                                                                       \
@@ -680,11 +681,5 @@ static Suite *event_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(event_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(event_suite());
 }

@@ -24,6 +24,7 @@
 #include "../../common/event.h"
 #include "../../common/event_sig.h"
 #include "../../common/hex.h"
+#include "../support/suite.h"
 
 static const struct bip340_vector {
 	const char *seckey; /* "" for verification-only rows */
@@ -395,11 +396,5 @@ static Suite *event_sig_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(event_sig_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(event_sig_suite());
 }

@@ -20,6 +20,7 @@
 #include "../../common/event.h"
 #include "../../common/filter.h"
 #include "../../common/hex.h"
+#include "../support/suite.h"
 
 #define HEX_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define HEX_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -663,11 +664,5 @@ static Suite *filter_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(filter_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(filter_suite());
 }

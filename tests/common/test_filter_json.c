@@ -13,6 +13,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../common/filter.h"
+#include "../support/suite.h"
 
 #define HEX_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define HEX_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -154,11 +155,5 @@ static Suite *filter_json_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(filter_json_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(filter_json_suite());
 }

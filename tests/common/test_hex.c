@@ -12,17 +12,10 @@
 
 #include "../../common/err.h"
 #include "../../common/hex.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+static struct splitmix rng;
 
 /* Reference digit value: position in the lowercase alphabet, or -1. */
 static int ref_digit(int c)
@@ -117,12 +110,12 @@ START_TEST(test_random_round_trip)
 	char text[129], want[129];
 	int bad = 0;
 
-	rng_state = 4242;
+	rng.state = 4242;
 	for (int round = 0; round < 2000; round++) {
-		size_t len = rng_next() % 65;
+		size_t len = splitmix_next(&rng) % 65;
 
 		for (size_t i = 0; i < len; i++)
-			in[i] = (uint8_t)rng_next();
+			in[i] = (uint8_t)splitmix_next(&rng);
 		for (size_t i = 0; i < len; i++)
 			snprintf(want + 2 * i, 3, "%02x", in[i]);
 		want[2 * len] = '\0';
@@ -152,11 +145,5 @@ static Suite *hex_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hex_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(hex_suite());
 }

@@ -21,17 +21,10 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../common/jsonstr.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+static struct splitmix rng;
 
 /* The reference: the escape letter for c, or 0 when c goes out raw. */
 static char ref_escape_letter(unsigned char c)
@@ -151,13 +144,14 @@ START_TEST(test_random_against_reference)
 	struct buf b = BUF_INIT;
 	int bad = 0;
 
-	rng_state = 99;
+	rng.state = 99;
 	for (int round = 0; round < 3000; round++) {
-		size_t len = rng_next() % sizeof(in), want_len;
+		size_t len = splitmix_next(&rng) % sizeof(in), want_len;
 
 		for (size_t i = 0; i < len; i++)
-			in[i] = rng_next() % 2 ? pool[rng_next() % (sizeof(pool) - 1)]
-					       : (char)rng_next();
+			in[i] = splitmix_next(&rng) % 2
+					? pool[splitmix_next(&rng) % (sizeof(pool) - 1)]
+					: (char)splitmix_next(&rng);
 		want_len = ref_quote(in, len, want);
 		buf_reset(&b);
 		bad |= jsonstr_append(&b, in, len) != 0;
@@ -227,14 +221,15 @@ START_TEST(test_wire_random_against_reference)
 	struct buf b = BUF_INIT, h = BUF_INIT;
 	int bad = 0, same = 0;
 
-	rng_state = 101;
+	rng.state = 101;
 	for (int round = 0; round < 3000; round++) {
-		size_t len = rng_next() % sizeof(in), want_len;
+		size_t len = splitmix_next(&rng) % sizeof(in), want_len;
 		int controls = 0;
 
 		for (size_t i = 0; i < len; i++) {
-			in[i] = rng_next() % 2 ? pool[rng_next() % (sizeof(pool) - 1)]
-					       : (char)rng_next();
+			in[i] = splitmix_next(&rng) % 2
+					? pool[splitmix_next(&rng) % (sizeof(pool) - 1)]
+					: (char)splitmix_next(&rng);
 			controls |=
 			    (unsigned char)in[i] < 0x20 && !ref_escape_letter((unsigned char)in[i]);
 		}
@@ -331,11 +326,5 @@ static Suite *jsonstr_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(jsonstr_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(jsonstr_suite());
 }

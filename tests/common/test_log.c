@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../../common/log.h"
+#include "../support/suite.h"
 
 static char capture_path[64];
 static int saved_stderr = -1;
@@ -201,11 +202,5 @@ static Suite *log_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(log_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(log_suite());
 }

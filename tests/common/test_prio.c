@@ -1,5 +1,5 @@
 /*
- * test_prio.c - checks stored/prio.c: a thread that lowers its priority
+ * test_prio.c - checks common/prio.c: a thread that lowers its priority
  * changes its own nice value only (the thread that created it keeps its
  * own), 0 changes nothing, and a thread it creates afterwards inherits the
  * lower priority (how the writer's value would reach helpers it starts).

@@ -1,6 +1,6 @@
 /*
- * test_retention.c - retention rules: parsing (good and bad texts) and the
- * SQL conditions, run against an in-memory SQLite table of (kind,
+ * test_retention.c - checks common/retention.c: parsing (good and bad texts)
+ * and the SQL conditions, run against an in-memory SQLite table of (kind,
  * created_at) rows and compared with the rule read by hand: an event goes
  * when older than the days of the FIRST rule naming its kind.
  */
@@ -12,6 +12,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../common/retention.h"
+#include "../support/suite.h"
 
 START_TEST(test_parse_good)
 {
@@ -116,16 +117,10 @@ int main(void)
 {
 	Suite *s = suite_create("retention");
 	TCase *tc = tcase_create("retention");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_parse_good);
 	tcase_add_test(tc, test_parse_bad);
 	tcase_add_test(tc, test_where_matches_hand_reading);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }

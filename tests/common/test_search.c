@@ -24,6 +24,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../common/search.h"
+#include "../support/suite.h"
 
 /* The parsed terms joined by '|', e.g. "hello|world". */
 static const char *parsed(const char *query)
@@ -404,11 +405,5 @@ static Suite *search_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(search_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(search_suite());
 }

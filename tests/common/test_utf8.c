@@ -1,11 +1,13 @@
 /*
- * test_utf8.c - characters counted as Nostr's limits count them.
+ * test_utf8.c - checks common/utf8.c: characters counted as Nostr's limits
+ * count them.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/utf8.h"
+#include "../support/suite.h"
 
 static size_t chars(const char *s)
 {
@@ -55,11 +57,5 @@ static Suite *utf8_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(utf8_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(utf8_suite());
 }

@@ -1,5 +1,6 @@
 /*
- * test_msg.c - checks proto/msg.c.
+ * test_msg.c - checks proto/msg.c: every message's encoder and decoder, and
+ * the decoders' refusals.
  *
  * Every message type has a sample in the case table below; each table-driven
  * test runs over all of them: round trip (every field compared), every
@@ -22,6 +23,7 @@
 #include "../../common/filter.h"
 #include "../../proto/msg.h"
 #include "../../proto/wire.h"
+#include "../support/suite.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -1874,11 +1876,5 @@ static Suite *msg_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(msg_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(msg_suite());
 }

@@ -11,6 +11,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../proto/wire.h"
+#include "../support/suite.h"
 
 static void assert_bytes(const struct buf *b, const uint8_t *want, size_t len)
 {
@@ -301,11 +302,5 @@ static Suite *wire_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(wire_suite());
 }

@@ -19,6 +19,7 @@
 
 #include "../../common/err.h"
 #include "../../relayd/backlog.h"
+#include "../support/suite.h"
 
 /* The fake buffer: takes up to room messages, recording their numbers. */
 struct sink {
@@ -272,11 +273,5 @@ static Suite *backlog_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(backlog_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(backlog_suite());
 }

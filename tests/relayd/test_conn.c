@@ -16,17 +16,10 @@
 
 #include "../../common/err.h"
 #include "../../relayd/conn.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+static struct splitmix rng;
 
 /* n filters with owned arrays, as a parsed REQ would hand over. */
 static struct filter *make_filters(uint32_t n)
@@ -151,9 +144,9 @@ START_TEST(test_find_random_ids)
 	ck_assert_ptr_null(conn_find(t, 0));
 	for (int i = 0; i < 10; i++)
 		c[i] = conn_open(t, NULL);
-	rng_state = 5;
+	rng.state = 5;
 	for (int i = 0; i < 100000; i++) {
-		uint64_t id = rng_next();
+		uint64_t id = splitmix_next(&rng);
 		struct conn *found;
 
 		/* Half the probes hit a real slot, with a random generation. */
@@ -182,14 +175,14 @@ START_TEST(test_random_against_model)
 	size_t nlive = 0, ndead = 0;
 	int wrong = 0;
 
-	rng_state = 99;
+	rng.state = 99;
 	for (int step = 0; step < 8000; step++) {
-		if (nlive < MAXLIVE && (nlive == 0 || rng_next() % 100 < 55)) {
+		if (nlive < MAXLIVE && (nlive == 0 || splitmix_next(&rng) % 100 < 55)) {
 			live[nlive] = conn_open(t, NULL);
 			ck_assert_ptr_nonnull(live[nlive]);
 			nlive++;
 		} else {
-			size_t k = rng_next() % nlive;
+			size_t k = splitmix_next(&rng) % nlive;
 
 			if (ndead < MAXDEAD)
 				dead[ndead++] = live[k]->id;
@@ -455,11 +448,5 @@ static Suite *conn_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(conn_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(conn_suite());
 }

@@ -13,6 +13,7 @@
 
 #include "../../common/config.h"
 #include "../../relayd/iplimit.h"
+#include "../support/suite.h"
 
 static struct config *config_with(const char *key, const char *value)
 {
@@ -139,11 +140,5 @@ static Suite *iplimit_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(iplimit_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(iplimit_suite());
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "../../relayd/mailbox.h"
+#include "../support/suite.h"
 
 static struct mailbox *wake_mb;	   /* what the protocol callback drains */
 static volatile int wake_count;	   /* EVENT_WAIT_CANCELLED seen */
@@ -327,11 +328,5 @@ static Suite *mailbox_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(mailbox_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(mailbox_suite());
 }

@@ -15,17 +15,10 @@
 #include <string.h>
 
 #include "../../relayd/outq.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
+static struct splitmix rng;
 
 /* A malloc'ed copy of s, as outq_push takes it. */
 static char *head_dup(const char *s)
@@ -284,7 +277,7 @@ START_TEST(test_random_against_model)
 	struct shared *bodies[4];
 	unsigned next_label = 0;
 
-	rng_state = 31337;
+	rng.state = 31337;
 	for (int i = 0; i < 4; i++) {
 		char text[16];
 		int n = snprintf(text, sizeof(text), "body%d-%.*s", i, i * 2, "xxxxxxxx");
@@ -293,15 +286,17 @@ START_TEST(test_random_against_model)
 	}
 	memset(m, 0, sizeof(m));
 	for (int step = 0; step < 3000; step++) {
-		unsigned a = (unsigned)(rng_next() % 3), b = (unsigned)(rng_next() % 3);
-		uint64_t op = rng_next() % 10;
+		unsigned a = (unsigned)(splitmix_next(&rng) % 3);
+		unsigned b = (unsigned)(splitmix_next(&rng) % 3);
+		uint64_t op = splitmix_next(&rng) % 10;
 
 		if (op < 6 && m[a].n < 1000) {
-			struct shared *body = rng_next() % 2 ? bodies[rng_next() % 4] : NULL;
+			struct shared *body =
+			    splitmix_next(&rng) % 2 ? bodies[splitmix_next(&rng) % 4] : NULL;
 			char head[32];
-			char tail = rng_next() % 2 ? ']' : '\0';
+			char tail = splitmix_next(&rng) % 2 ? ']' : '\0';
 			int n = snprintf(head, sizeof(head), "%u%.*s", next_label,
-					 (int)(rng_next() % 8), "-------");
+					 (int)(splitmix_next(&rng) % 8), "-------");
 
 			if (body)
 				body->refs++;
@@ -353,11 +348,5 @@ static Suite *outq_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(outq_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(outq_suite());
 }

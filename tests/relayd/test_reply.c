@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../relayd/reply.h"
+#include "../support/suite.h"
 
 /* Checks frame (with its *len) against want, then frees it. */
 static void expect_frame(char *frame, size_t len, const char *want, size_t want_len)
@@ -231,11 +232,5 @@ static Suite *reply_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(reply_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(reply_suite());
 }

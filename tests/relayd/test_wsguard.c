@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../relayd/wsguard.h"
+#include "../support/suite.h"
 
 static const char upgrade_head[] = "GET / HTTP/1.1\r\nHost: x\r\nUPGRADE:  WebSocket\r\n"
 				   "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n";
@@ -270,11 +271,5 @@ static Suite *wsguard_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(wsguard_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(wsguard_suite());
 }

@@ -24,6 +24,7 @@
 #include "../../common/err.h"
 #include "../../common/log.h"
 #include "../../stored/db.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -558,11 +559,5 @@ static Suite *db_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(db_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(db_suite());
 }

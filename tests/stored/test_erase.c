@@ -42,6 +42,8 @@
 #include "../../stored/db.h"
 #include "../../stored/erase.h"
 #include "../../stored/ingest.h"
+#include "../support/ingestdb.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -55,37 +57,21 @@ static const char *why; /* the last refusal message */
 
 /* ---------------------------------------------------------------- fixture */
 
-static void sql_exec(const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 static void setup(void)
 {
-	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
-	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db);
-	ck_assert_ptr_nonnull(in);
-	sql_exec("BEGIN");
+	ingestdb_open(tmp_dir, db_path, &db, &in);
 }
 
 static void teardown(void)
 {
-	if (sqlite3_get_autocommit(db) == 0)
-		sql_exec("COMMIT");
-	ingest_free(in);
-	db_close(db);
-	testdb_unlink(db_path);
+	ingestdb_close(db_path, db, in);
 }
 
 /* Commits and opens the next transaction, as the writer does per batch. */
 static void next_batch(void)
 {
-	sql_exec("COMMIT");
-	sql_exec("BEGIN");
+	testdb_exec(db, "COMMIT");
+	testdb_exec(db, "BEGIN");
 }
 
 /* ---------------------------------------------------------------- events */
@@ -661,7 +647,7 @@ static void ban(uint8_t author)
 	snprintf(sql, sizeof(sql),
 		 "INSERT INTO banned_pubkeys(pubkey, reason, created_at) VALUES(x'%s', 'spam', 1)",
 		 pk_hex(author, hex));
-	sql_exec(sql);
+	testdb_exec(db, sql);
 }
 
 /* Every event of a banned author is refused, whatever its kind, with the
@@ -695,7 +681,7 @@ START_TEST(test_unban)
 	assert_refused(put(10, BOB, 100, 1, NULL));
 	snprintf(sql, sizeof(sql), "DELETE FROM banned_pubkeys WHERE pubkey = x'%s'",
 		 pk_hex(BOB, hex));
-	sql_exec(sql);
+	testdb_exec(db, sql);
 	STORE(10, BOB, 100, 1, "tx");
 	ck_assert_str_eq(stored_labels(), "10");
 }
@@ -801,11 +787,5 @@ static Suite *erase_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(erase_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(erase_suite());
 }

@@ -20,6 +20,7 @@
 
 #include "../../common/filter.h"
 #include "../../stored/hll.h"
+#include "../support/suite.h"
 
 /* 64 hex digits whose digit at position 32 is d (positions 0..31 are "1",
  * 33..63 are "2"). */
@@ -250,11 +251,5 @@ static Suite *hll_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hll_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(hll_suite());
 }

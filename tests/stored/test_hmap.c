@@ -9,26 +9,14 @@
 
 #include "../../common/err.h"
 #include "../../stored/hmap.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* The SipHash paper's key 00 01 .. 0f. */
 #define SIP_K0 UINT64_C(0x0706050403020100)
 #define SIP_K1 UINT64_C(0x0f0e0d0c0b0a0908)
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint32_t n)
-{
-	return (uint32_t)(rng_next() % n);
-}
+static struct splitmix rng;
 
 START_TEST(test_siphash_vectors)
 {
@@ -166,7 +154,7 @@ START_TEST(test_random_against_array)
 	struct hmap m;
 	size_t expect = 0;
 
-	rng_state = 42;
+	rng.state = 42;
 	universe_init(u);
 	for (int i = 0; i < UNIVERSE; i++)
 		for (int j = 0; j < i; j++)
@@ -175,8 +163,8 @@ START_TEST(test_random_against_array)
 	/* A weak hash key still has to work: correctness must not depend on it. */
 	hmap_init(&m, 0, 0);
 	for (int op = 0; op < 200000; op++) {
-		uint32_t i = rng_below(UNIVERSE);
-		uint32_t what = rng_below(10);
+		uint32_t i = splitmix_below(&rng, UNIVERSE);
+		uint32_t what = splitmix_below(&rng, 10);
 
 		/* Plain ifs: libcheck records every passing assertion, which is
 		 * slow at this count. */
@@ -245,11 +233,5 @@ static Suite *hmap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(hmap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(hmap_suite());
 }

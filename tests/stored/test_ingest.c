@@ -31,6 +31,8 @@
 #include "../../common/log.h"
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
+#include "../support/ingestdb.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -47,35 +49,19 @@ static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 static struct ingest *in;
 
-static void sql_exec(const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 static void setup(void)
 {
-	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
-	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
-	in = ingest_new(db);
-	ck_assert_ptr_nonnull(in);
-	sql_exec("BEGIN");
+	ingestdb_open(tmp_dir, db_path, &db, &in);
 }
 
 static void teardown(void)
 {
-	if (sqlite3_get_autocommit(db) == 0)
-		sql_exec("COMMIT");
-	ingest_free(in);
-	db_close(db);
-	testdb_unlink(db_path);
+	ingestdb_close(db_path, db, in);
 }
 
 static void commit(void)
 {
-	sql_exec("COMMIT");
+	testdb_exec(db, "COMMIT");
 }
 
 /* An event labelled label (id[0]) by author pk (pubkey[0]). */
@@ -236,7 +222,7 @@ START_TEST(test_replaceable_newest_later_wins_seq)
 
 	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, &seq_old), INGEST_STORED);
 	commit();
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	ck_assert_int_eq(put(20, 1, 101, 0, NULL, 0, &seq_new), INGEST_STORED);
 	commit();
 	ck_assert_int_gt(seq_new, seq_old);
@@ -526,9 +512,9 @@ END_TEST
 START_TEST(test_rollback)
 {
 	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, NULL), INGEST_STORED);
-	sql_exec("ROLLBACK");
+	testdb_exec(db, "ROLLBACK");
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM events"), 0);
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	ck_assert_int_eq(put(10, 1, 100, 0, NULL, 0, NULL), INGEST_STORED);
 	commit();
 	ck_assert_str_eq(labels("1"), "10");
@@ -592,11 +578,5 @@ static Suite *ingest_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ingest_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(ingest_suite());
 }

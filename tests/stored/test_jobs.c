@@ -20,6 +20,7 @@
 #include "../../common/event.h"
 #include "../../common/filter.h"
 #include "../../stored/jobs.h"
+#include "../support/suite.h"
 
 #define HEX64 "0000000000000000000000000000000000000000000000000000000000000001"
 #define HEX64B "ff00000000000000000000000000000000000000000000000000000000000002"
@@ -338,11 +339,5 @@ static Suite *jobs_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(jobs_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(jobs_suite());
 }

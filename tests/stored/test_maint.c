@@ -25,6 +25,7 @@
 #include "../../stored/ingest.h"
 #include "../../stored/jobs.h"
 #include "../../stored/maint.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -218,11 +219,5 @@ static Suite *maint_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(maint_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(maint_suite());
 }

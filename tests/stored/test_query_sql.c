@@ -45,6 +45,8 @@
 #include "../../stored/db.h"
 #include "../../stored/ingest.h"
 #include "../../stored/query_sql.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 #include "../support/testdb.h"
 #include "../support/tmpdir.h"
 
@@ -55,25 +57,11 @@
 /* ingest_event()'s refusal message; these tests only read it when refused. */
 static const char *why;
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint32_t n)
-{
-	return (uint32_t)(rng_next() % n);
-}
+static struct splitmix rng;
 
 static int rng_chance(uint32_t percent)
 {
-	return rng_below(100) < percent;
+	return splitmix_below(&rng, 100) < percent;
 }
 
 /* The universe events and filters draw from. */
@@ -118,18 +106,10 @@ TMPDIR_SUITE("test_query_sql")
 static char db_path[TMPDIR_FILE_MAX];
 static sqlite3 *db;
 
-static void sql_exec(const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 static void random_bytes(uint8_t *out, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		out[i] = (uint8_t)rng_next();
+		out[i] = (uint8_t)splitmix_next(&rng);
 }
 
 /* A fresh random event number n (its JSON names n, so rows are traceable). */
@@ -137,7 +117,7 @@ static void random_event(struct event *ev, size_t n)
 {
 	struct event_tag tags[5];
 	uint8_t id[32], sig[64];
-	uint32_t ntags = rng_below(5);
+	uint32_t ntags = splitmix_below(&rng, 5);
 	char json[32];
 	int len;
 
@@ -146,14 +126,15 @@ static void random_event(struct event *ev, size_t n)
 		memset(id, 0, 20); /* long shared prefixes: ties need all 32 bytes */
 	memset(sig, 0, sizeof(sig));
 	for (uint32_t i = 0; i < ntags; i++) {
-		const struct value *v = &values[rng_below(NVALUES)];
+		const struct value *v = &values[splitmix_below(&rng, NVALUES)];
 
-		tags[i] =
-		    (struct event_tag){ letters[rng_below(sizeof(letters) - 1)], v->len, v->s };
+		tags[i] = (struct event_tag){ letters[splitmix_below(&rng, sizeof(letters) - 1)],
+					      v->len, v->s };
 	}
 	len = snprintf(json, sizeof(json), "{\"n\":%zu}", n);
-	if (event_build(ev, id, pubkeys[rng_below(NPUBKEYS)], sig, 1000 + rng_below(40),
-			kinds[rng_below(NKINDS)], tags, ntags, json, (uint32_t)len))
+	if (event_build(ev, id, pubkeys[splitmix_below(&rng, NPUBKEYS)], sig,
+			1000 + splitmix_below(&rng, 40), kinds[splitmix_below(&rng, NKINDS)], tags,
+			ntags, json, (uint32_t)len))
 		ck_abort_msg("event_build failed");
 }
 
@@ -221,7 +202,7 @@ static int copy_stored(struct event *out)
 
 	if (nref == 0)
 		return -1;
-	e = &ref[rng_below((uint32_t)nref)].ev;
+	e = &ref[splitmix_below(&rng, (uint32_t)nref)].ev;
 	return event_build(out, e->id, e->pubkey, e->sig, e->created_at, e->kind, e->tags, e->ntags,
 			   e->json, e->json_len);
 }
@@ -231,20 +212,20 @@ static void populate(void)
 	struct ingest *in;
 	struct event ev;
 
-	rng_state = 20240601;
+	rng.state = 20240601;
 	for (int i = 0; i <= NPUBKEYS; i++)
 		random_bytes(pubkeys[i], 32);
 	tmpdir_file(db_path, sizeof(db_path), tmp_dir, ".db");
 	ck_assert_int_eq(db_open(db_path, true, "normal", &db), 0);
 	in = ingest_new(db);
 	ck_assert_ptr_nonnull(in);
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	for (size_t n = 0; n < NEVENTS; n++) {
 		if (!rng_chance(5) || copy_stored(&ev) != 0)
 			random_event(&ev, n);
 		ingest_one(in, &ev);
 	}
-	sql_exec("COMMIT");
+	testdb_exec(db, "COMMIT");
 	ingest_free(in);
 }
 
@@ -403,11 +384,11 @@ static size_t check_filter(const struct filter *f, int64_t max_seq, uint32_t lim
 static void random_ids(struct filter *f)
 {
 	f->has_ids = true;
-	f->nids = rng_below(5);
+	f->nids = splitmix_below(&rng, 5);
 	f->ids = malloc(((size_t)f->nids + 1) * 32);
 	for (uint32_t i = 0; i < f->nids; i++) {
 		if (rng_chance(75))
-			memcpy(f->ids[i], ref[rng_below((uint32_t)nref)].ev.id, 32);
+			memcpy(f->ids[i], ref[splitmix_below(&rng, (uint32_t)nref)].ev.id, 32);
 		else
 			random_bytes(f->ids[i], 32);
 	}
@@ -416,29 +397,29 @@ static void random_ids(struct filter *f)
 static void random_authors(struct filter *f)
 {
 	f->has_authors = true;
-	f->nauthors = rng_below(4);
+	f->nauthors = splitmix_below(&rng, 4);
 	f->authors = malloc(((size_t)f->nauthors + 1) * 32);
 	for (uint32_t i = 0; i < f->nauthors; i++)
-		memcpy(f->authors[i], pubkeys[rng_below(NPUBKEYS + 1)], 32);
+		memcpy(f->authors[i], pubkeys[splitmix_below(&rng, NPUBKEYS + 1)], 32);
 }
 
 static void random_kinds(struct filter *f)
 {
 	f->has_kinds = true;
-	f->nkinds = rng_below(4);
+	f->nkinds = splitmix_below(&rng, 4);
 	f->kinds = malloc(((size_t)f->nkinds + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < f->nkinds; i++)
-		f->kinds[i] = rng_chance(90) ? kinds[rng_below(NKINDS)] : 5;
+		f->kinds[i] = rng_chance(90) ? kinds[splitmix_below(&rng, NKINDS)] : 5;
 }
 
 static void random_tag(struct filter_tag *t, char name)
 {
 	t->name = name;
-	t->nvalues = rng_chance(5) ? 0 : 1 + rng_below(3);
+	t->nvalues = rng_chance(5) ? 0 : 1 + splitmix_below(&rng, 3);
 	t->values = calloc((size_t)t->nvalues + 1, sizeof(char *));
 	t->lens = calloc((size_t)t->nvalues + 1, sizeof(uint32_t));
 	for (uint32_t i = 0; i < t->nvalues; i++) {
-		const struct value *v = &values[rng_below(NVALUES)];
+		const struct value *v = &values[splitmix_below(&rng, NVALUES)];
 
 		t->values[i] = malloc(v->len + 1);
 		memcpy(t->values[i], v->s, v->len + 1);
@@ -453,7 +434,8 @@ static void random_tags(struct filter *f)
 
 	f->tags = calloc(want, sizeof(*f->tags));
 	while (f->ntags < want) {
-		char name = rng_chance(90) ? letters[rng_below(sizeof(letters) - 1)] : 'q';
+		char name =
+		    rng_chance(90) ? letters[splitmix_below(&rng, sizeof(letters) - 1)] : 'q';
 
 		if (strchr(used, name))
 			continue;
@@ -476,12 +458,12 @@ static uint32_t random_filter(struct filter *f)
 	if (rng_chance(40))
 		random_tags(f);
 	if (rng_chance(30))
-		f->since = 998 + rng_below(45);
+		f->since = 998 + splitmix_below(&rng, 45);
 	if (rng_chance(30))
-		f->until = 998 + rng_below(45);
+		f->until = 998 + splitmix_below(&rng, 45);
 	if (rng_chance(50)) {
 		f->has_limit = true;
-		f->limit = limits[rng_below(sizeof(limits) / sizeof(limits[0]))];
+		f->limit = limits[splitmix_below(&rng, sizeof(limits) / sizeof(limits[0]))];
 	}
 	return f->has_limit ? f->limit : NO_LIMIT;
 }
@@ -507,8 +489,9 @@ static size_t run_random_filters(size_t *empty_filters)
 		snprintf(what, sizeof(what), "filter %d at max_seq %lld", i, (long long)last_seq);
 		nonempty += check_filter(&f, last_seq, limit, what) > 0;
 		for (int k = 0; k < 2; k++) {
-			int64_t max_seq = max_seqs[rng_below(NMAX_SEQS)];
-			int64_t min_seq = k == 0 ? NO_MIN : max_seqs[rng_below(NMAX_SEQS)] - 1;
+			int64_t max_seq = max_seqs[splitmix_below(&rng, NMAX_SEQS)];
+			int64_t min_seq =
+			    k == 0 ? NO_MIN : max_seqs[splitmix_below(&rng, NMAX_SEQS)] - 1;
 
 			snprintf(what, sizeof(what), "filter %d at (%lld, %lld]", i,
 				 (long long)min_seq, (long long)max_seq);
@@ -516,8 +499,8 @@ static size_t run_random_filters(size_t *empty_filters)
 		}
 		/* The same range read by seq, as a replay of lost deliveries. */
 		{
-			int64_t max_seq = max_seqs[rng_below(NMAX_SEQS)];
-			int64_t min_seq = max_seqs[rng_below(NMAX_SEQS)] - 1;
+			int64_t max_seq = max_seqs[splitmix_below(&rng, NMAX_SEQS)];
+			int64_t min_seq = max_seqs[splitmix_below(&rng, NMAX_SEQS)] - 1;
 
 			snprintf(what, sizeof(what), "filter %d by seq in (%lld, %lld]", i,
 				 (long long)min_seq, (long long)max_seq);
@@ -534,7 +517,7 @@ START_TEST(test_differential)
 {
 	size_t nonempty, empty_filters = 0;
 
-	rng_state = 77;
+	rng.state = 77;
 	nonempty = run_random_filters(&empty_filters);
 	/* The generator must exercise both outcomes, or the test proves little. */
 	ck_assert_uint_gt(nonempty, NFILTERS / 4);
@@ -554,7 +537,7 @@ START_TEST(test_differential_private)
 	ck_assert_int_eq(hex_decode(HEX64, 64, viewers[1], 32), 0);
 	memcpy(viewers[0], pubkeys[0], 32);
 	for (nviewers = 0; nviewers <= 2; nviewers += 2) {
-		rng_state = 79 + nviewers;
+		rng.state = 79 + nviewers;
 		ck_assert_uint_gt(run_random_filters(&empty_filters), NFILTERS / 8);
 	}
 	/* The check must have had private events to hide and to show. */
@@ -581,7 +564,7 @@ START_TEST(test_differential_cached)
 
 	cached = stmt_cache_new(db, 8);
 	ck_assert_ptr_nonnull(cached);
-	rng_state = 78;
+	rng.state = 78;
 	ck_assert_uint_gt(run_random_filters(&empty_filters), NFILTERS / 4);
 	/* 3 statements per filter: some shapes repeat (reuse), more than 8
 	 * differ (eviction). */
@@ -649,14 +632,14 @@ START_TEST(test_count_and_pubkeys_differential)
 	char what[64];
 
 	ck_assert_int_eq(query_sql_prepare_count(db, fs, 0, &scope, &st), ERR_INVAL);
-	rng_state = 555;
+	rng.state = 555;
 	for (int round = 0; round < 200; round++) {
-		uint32_t n = 1 + rng_below(3);
+		uint32_t n = 1 + splitmix_below(&rng, 3);
 
 		for (uint32_t k = 0; k < n; k++)
 			random_filter(&fs[k]);
-		scope.max_seq = rng_chance(50) ? last_seq : cuts[rng_below(4)];
-		scope.min_seq = rng_chance(50) ? 0 : cuts[rng_below(4)];
+		scope.max_seq = rng_chance(50) ? last_seq : cuts[splitmix_below(&rng, 4)];
+		scope.min_seq = rng_chance(50) ? 0 : cuts[splitmix_below(&rng, 4)];
 		snprintf(what, sizeof(what), "round %d, %u filters", round, n);
 		check_count_and_pubkeys(fs, n, &scope, what);
 		for (uint32_t k = 0; k < n; k++)
@@ -728,14 +711,14 @@ START_TEST(test_export_differential)
 		ck_assert_int_lt(ref[i - 1].seq, ref[i].seq);
 	filter_init(&fs[0]);
 	check_export(fs, 1, 64, "no filter");
-	rng_state = 4242;
+	rng.state = 4242;
 	for (int round = 0; round < 120; round++) {
-		uint32_t n = 1 + rng_below(3);
+		uint32_t n = 1 + splitmix_below(&rng, 3);
 
 		for (uint32_t k = 0; k < n; k++)
 			random_filter(&fs[k]);
 		snprintf(what, sizeof(what), "round %d, %u filters", round, n);
-		check_export(fs, n, pages[rng_below(4)], what);
+		check_export(fs, n, pages[splitmix_below(&rng, 4)], what);
 		for (uint32_t k = 0; k < n; k++)
 			filter_free(&fs[k]);
 	}
@@ -753,9 +736,9 @@ START_TEST(test_delete_matches_count)
 	char what[64];
 
 	ck_assert_int_eq(query_sql_prepare_delete(db, fs, 0, &scope, &st), ERR_INVAL);
-	rng_state = 9090;
+	rng.state = 9090;
 	for (int round = 0; round < 60; round++) {
-		uint32_t n = 1 + rng_below(3);
+		uint32_t n = 1 + splitmix_below(&rng, 3);
 
 		for (uint32_t k = 0; k < n; k++)
 			random_filter(&fs[k]);
@@ -764,7 +747,7 @@ START_TEST(test_delete_matches_count)
 		ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
 		counted = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
-		sql_exec("BEGIN");
+		testdb_exec(db, "BEGIN");
 		ck_assert_int_eq(query_sql_prepare_delete(db, fs, n, &scope, &st), 0);
 		ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 		sqlite3_finalize(st);
@@ -782,7 +765,7 @@ START_TEST(test_delete_matches_count)
 		tags_left = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 		ck_assert_int_eq(tags_left, 0);
-		sql_exec("ROLLBACK");
+		testdb_exec(db, "ROLLBACK");
 		for (uint32_t k = 0; k < n; k++)
 			filter_free(&fs[k]);
 	}
@@ -801,7 +784,7 @@ START_TEST(test_many_filters)
 	int64_t counted;
 
 	ck_assert_ptr_nonnull(fs);
-	rng_state = 31337;
+	rng.state = 31337;
 	for (uint32_t k = 0; k < n; k++)
 		random_filter(&fs[k]);
 	check_count_and_pubkeys(fs, n, &scope, "1000 filters");
@@ -812,12 +795,12 @@ START_TEST(test_many_filters)
 	counted = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	ck_assert_int_gt(counted, 0);
-	sql_exec("BEGIN");
+	testdb_exec(db, "BEGIN");
 	ck_assert_int_eq(query_sql_prepare_delete(db, fs, n, &scope, &st), 0);
 	ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_finalize(st);
 	ck_assert_int_eq(sqlite3_changes(db), counted);
-	sql_exec("ROLLBACK");
+	testdb_exec(db, "ROLLBACK");
 	for (uint32_t k = 0; k < n; k++)
 		filter_free(&fs[k]);
 	free(fs);
@@ -975,11 +958,5 @@ static Suite *query_sql_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(query_sql_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(query_sql_suite());
 }

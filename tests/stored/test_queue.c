@@ -19,6 +19,7 @@
 
 #include "../../common/err.h"
 #include "../../stored/queue.h"
+#include "../support/suite.h"
 
 #define ITEM(n) ((void *)(uintptr_t)(n))
 #define VALUE(p) ((uintptr_t)(p))
@@ -406,11 +407,5 @@ static Suite *queue_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(queue_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(queue_suite());
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "../../stored/rate.h"
+#include "../support/suite.h"
 
 #define EPS 1e-9
 
@@ -97,11 +98,5 @@ static Suite *rate_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(rate_suite());
 }

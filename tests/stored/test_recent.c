@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../stored/recent.h"
+#include "../support/suite.h"
 
 /* A distinct id for n, spread over the hash bytes like a SHA-256. */
 static void id_of(uint64_t n, uint8_t id[32])
@@ -98,16 +99,10 @@ int main(void)
 {
 	Suite *s = suite_create("recent");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, an_id_is_seen_the_second_time_only);
 	tcase_add_test(tc, ids_are_kept_for_a_window_then_forgotten);
 	tcase_add_test(tc, many_ids_through_a_small_set);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }

@@ -16,6 +16,8 @@
 #include "../../common/event.h"
 #include "../../common/filter.h"
 #include "../../stored/subidx.h"
+#include "../support/splitmix.h"
+#include "../support/suite.h"
 
 /* ---- helpers for the hand-written cases ---- */
 
@@ -637,21 +639,7 @@ END_TEST
 
 /* ---- differential run ---- */
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
-
-static uint32_t rnd(uint32_t n)
-{
-	return (uint32_t)(rng_next() % n);
-}
+static struct splitmix rng;
 
 /* A small universe so that matches are frequent. */
 #define U_IDS 6
@@ -714,31 +702,32 @@ static bool ref_matches(const struct mfilter *f, const struct mevent *e)
 /* A random list over n elements: sometimes empty, usually one to three. */
 static uint32_t random_mask(uint32_t n)
 {
-	uint32_t mask = 0, count = rnd(12) == 0 ? 0 : 1 + rnd(3);
+	uint32_t mask = 0, count = splitmix_below(&rng, 12) == 0 ? 0 : 1 + splitmix_below(&rng, 3);
 
 	for (uint32_t i = 0; i < count; i++)
-		mask |= 1u << rnd(n);
+		mask |= 1u << splitmix_below(&rng, n);
 	return mask;
 }
 
 static void random_mfilter(struct mfilter *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->has_ids = rnd(6) == 0;
+	f->has_ids = splitmix_below(&rng, 6) == 0;
 	f->ids = f->has_ids ? random_mask(U_IDS) : 0;
-	f->has_authors = rnd(3) == 0;
+	f->has_authors = splitmix_below(&rng, 3) == 0;
 	f->authors = f->has_authors ? random_mask(U_PKS) : 0;
-	f->has_kinds = rnd(5) < 2;
+	f->has_kinds = splitmix_below(&rng, 5) < 2;
 	f->kinds = f->has_kinds ? random_mask(U_KINDS) : 0;
-	for (uint32_t n = rnd(4) == 0 ? 1 + rnd(2) : 0; n > 0; n--) {
-		uint32_t l = rnd(U_LETTERS);
+	for (uint32_t n = splitmix_below(&rng, 4) == 0 ? 1 + splitmix_below(&rng, 2) : 0;
+	     n > 0; n--) {
+		uint32_t l = splitmix_below(&rng, U_LETTERS);
 
 		f->has_tag[l] = true;
 		f->tag[l] = random_mask(U_VALS);
 	}
-	f->since = rnd(5) == 0 ? (int64_t)rnd(100) : INT64_MIN;
-	f->until = rnd(5) == 0 ? (int64_t)rnd(100) : INT64_MAX;
-	f->search = rnd(50) == 0;
+	f->since = splitmix_below(&rng, 5) == 0 ? (int64_t)splitmix_below(&rng, 100) : INT64_MIN;
+	f->until = splitmix_below(&rng, 5) == 0 ? (int64_t)splitmix_below(&rng, 100) : INT64_MAX;
+	f->search = splitmix_below(&rng, 50) == 0;
 }
 
 /* Writes the indices of mask as a list, in random order, sometimes with a
@@ -750,12 +739,12 @@ static uint32_t mask_list(uint32_t mask, uint32_t *out)
 	for (uint32_t i = 0; i < 32; i++)
 		if (mask & (1u << i))
 			out[n++] = i;
-	if (n && rnd(8) == 0) {
-		out[n] = out[rnd(n)];
+	if (n && splitmix_below(&rng, 8) == 0) {
+		out[n] = out[splitmix_below(&rng, n)];
 		n++;
 	}
 	for (uint32_t i = n; i > 1; i--) {
-		uint32_t j = rnd(i), tmp = out[i - 1];
+		uint32_t j = splitmix_below(&rng, i), tmp = out[i - 1];
 
 		out[i - 1] = out[j];
 		out[j] = tmp;
@@ -811,22 +800,22 @@ static void mfilter_to_filter(const struct mfilter *m, struct filter *f)
 	f->until = m->until;
 	if (m->search)
 		f->search = strdup("q");
-	if (rnd(5) == 0) {
+	if (splitmix_below(&rng, 5) == 0) {
 		f->has_limit = true;
-		f->limit = rnd(3);
+		f->limit = splitmix_below(&rng, 3);
 	}
 }
 
 static void random_mevent(struct mevent *e)
 {
-	e->id = rnd(U_IDS);
-	e->pk = rnd(U_PKS);
-	e->kind = rnd(U_KINDS);
-	e->created_at = rnd(101);
-	e->ntags = rnd(7);
+	e->id = splitmix_below(&rng, U_IDS);
+	e->pk = splitmix_below(&rng, U_PKS);
+	e->kind = splitmix_below(&rng, U_KINDS);
+	e->created_at = splitmix_below(&rng, 101);
+	e->ntags = splitmix_below(&rng, 7);
 	for (uint32_t t = 0; t < e->ntags; t++) {
-		e->tag_letter[t] = rnd(sizeof(ev_letters) - 1);
-		e->tag_val[t] = rnd(U_VALS);
+		e->tag_letter[t] = splitmix_below(&rng, sizeof(ev_letters) - 1);
+		e->tag_val[t] = splitmix_below(&rng, U_VALS);
 	}
 }
 
@@ -895,7 +884,7 @@ static void model_add(struct model *m, struct subidx *idx, uint32_t w, uint32_t 
 
 	s->live = true;
 	s->serial = m->next_serial++;
-	s->nfilters = rnd(8) == 0 ? 0 : 1 + rnd(M_MAX_FILTERS);
+	s->nfilters = splitmix_below(&rng, 8) == 0 ? 0 : 1 + splitmix_below(&rng, M_MAX_FILTERS);
 	filters = filters_new(s->nfilters);
 	for (uint32_t i = 0; i < s->nfilters; i++) {
 		random_mfilter(&s->f[i]);
@@ -932,7 +921,10 @@ static size_t model_kill_conn(struct model *m, uint32_t w, uint32_t c)
 
 static void model_random_op(struct model *m, struct subidx *idx)
 {
-	uint32_t w = rnd(M_WORKERS), c = rnd(M_CONNS), n = rnd(M_NAMES), op = rnd(1000);
+	uint32_t w = splitmix_below(&rng, M_WORKERS);
+	uint32_t c = splitmix_below(&rng, M_CONNS);
+	uint32_t n = splitmix_below(&rng, M_NAMES);
+	uint32_t op = splitmix_below(&rng, 1000);
 
 	if (op < 700) {
 		model_add(m, idx, w, c, n);
@@ -1018,7 +1010,7 @@ START_TEST(test_differential)
 	size_t events = 0, matched = 0;
 
 	memset(&m, 0, sizeof(m));
-	rng_state = 20240601;
+	rng.state = 20240601;
 	for (int round = 0; round < 8; round++) {
 		for (int op = 0; op < (round == 0 ? 2500 : 800); op++)
 			model_random_op(&m, idx);
@@ -1065,11 +1057,5 @@ static Suite *subidx_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(subidx_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(subidx_suite());
 }

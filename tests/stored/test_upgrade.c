@@ -48,14 +48,6 @@ static sqlite3 *open_writer(void)
 	return db;
 }
 
-static void exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		ck_abort_msg("%s: %s", sql, msg ? msg : "?");
-}
-
 /* Rows of a version-0 database: one event, tags at rowids on both sides of
  * every conversion range's edge, as text blobs. */
 static void write_version_0(void)
@@ -65,20 +57,20 @@ static void write_version_0(void)
 	const long long rowids[] = { 1, UPGRADE_CHUNK_ROWS - 1, UPGRADE_CHUNK_ROWS,
 				     UPGRADE_CHUNK_ROWS + 1, 3LL * UPGRADE_CHUNK_ROWS + 7 };
 
-	exec(db, "PRAGMA user_version=0");
-	exec(db, "INSERT INTO events(seq, id, pubkey, created_at, kind, json)"
-		 " VALUES(1, zeroblob(32), zeroblob(32), 5, 1, '{}')");
+	testdb_exec(db, "PRAGMA user_version=0");
+	testdb_exec(db, "INSERT INTO events(seq, id, pubkey, created_at, kind, json)"
+			" VALUES(1, zeroblob(32), zeroblob(32), 5, 1, '{}')");
 	for (size_t i = 0; i < sizeof(rowids) / sizeof(rowids[0]); i++) {
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO tags(rowid, seq, name, value, created_at)"
 			 " VALUES(%lld, 1, 'p', CAST('" HEX "' AS BLOB), 5)",
 			 rowids[i]);
-		exec(db, sql);
+		testdb_exec(db, sql);
 	}
-	exec(db, "INSERT INTO tags(rowid, seq, name, value, created_at) VALUES"
-		 " (10, 1, 'q', CAST('" HEX_UPPER "' AS BLOB), 5),"
-		 " (11, 1, 't', CAST('nostr' AS BLOB), 5),"
-		 " (12, 1, 'x', CAST('" HEX "0' AS BLOB), 5)");
+	testdb_exec(db, "INSERT INTO tags(rowid, seq, name, value, created_at) VALUES"
+			" (10, 1, 'q', CAST('" HEX_UPPER "' AS BLOB), 5),"
+			" (11, 1, 't', CAST('nostr' AS BLOB), 5),"
+			" (12, 1, 'x', CAST('" HEX "0' AS BLOB), 5)");
 	db_close(db);
 }
 
@@ -132,17 +124,17 @@ START_TEST(moves_the_search_index_out_of_a_version_1_database)
 {
 	sqlite3 *db = open_writer();
 
-	exec(db, "CREATE VIRTUAL TABLE events_fts USING fts5(content, tokenize='unicode61');"
-		 "DROP TRIGGER events_cleanup;"
-		 "CREATE TRIGGER events_cleanup AFTER DELETE ON events BEGIN"
-		 " DELETE FROM tags WHERE seq = old.seq;"
-		 " DELETE FROM events_fts WHERE rowid = old.seq;"
-		 " END;"
-		 "INSERT INTO events(seq, id, pubkey, created_at, kind, json)"
-		 " VALUES(1, zeroblob(32), zeroblob(32), 5, 1, '{}');"
-		 "INSERT INTO events_fts(rowid, content) VALUES(1, 'old text');"
-		 "INSERT INTO tags(seq, name, value, created_at) VALUES(1, 't', x'01', 5);"
-		 "PRAGMA user_version=1");
+	testdb_exec(db, "CREATE VIRTUAL TABLE events_fts USING fts5(content, tokenize='unicode61');"
+			"DROP TRIGGER events_cleanup;"
+			"CREATE TRIGGER events_cleanup AFTER DELETE ON events BEGIN"
+			" DELETE FROM tags WHERE seq = old.seq;"
+			" DELETE FROM events_fts WHERE rowid = old.seq;"
+			" END;"
+			"INSERT INTO events(seq, id, pubkey, created_at, kind, json)"
+			" VALUES(1, zeroblob(32), zeroblob(32), 5, 1, '{}');"
+			"INSERT INTO events_fts(rowid, content) VALUES(1, 'old text');"
+			"INSERT INTO tags(seq, name, value, created_at) VALUES(1, 't', x'01', 5);"
+			"PRAGMA user_version=1");
 	db_close(db);
 	db = open_writer();
 	ck_assert_int_eq(testdb_int(db, "PRAGMA user_version"), UPGRADE_SCHEMA_VERSION);
@@ -152,7 +144,7 @@ START_TEST(moves_the_search_index_out_of_a_version_1_database)
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
 				       " AND sql LIKE '%events_fts%'"),
 			 0);
-	exec(db, "DELETE FROM events WHERE seq = 1");
+	testdb_exec(db, "DELETE FROM events WHERE seq = 1");
 	ck_assert_int_eq(testdb_int(db, "SELECT count(*) FROM tags"), 0);
 	db_close(db);
 }
@@ -173,7 +165,7 @@ START_TEST(newer_version_refused)
 	char sql[64];
 
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", UPGRADE_SCHEMA_VERSION + 1);
-	exec(db, sql);
+	testdb_exec(db, sql);
 	db_close(db);
 	db = NULL;
 	ck_assert_int_ne(db_open(db_path, true, "normal", &db), 0);

@@ -19,6 +19,7 @@ import WebSocket from 'ws';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
 import { schnorr } from '@noble/curves/secp256k1.js';
 
+/* How long a wait lasts, in ms, unless the caller passes a timeout. */
 export const DEFAULT_TIMEOUT_MS = 5000;
 
 /* Prefixes NIP-01 defines for OK and CLOSED messages. */
@@ -27,6 +28,7 @@ export const PREFIXES = [
   'mute', 'error', 'auth-required',
 ];
 
+/* The current unix time in whole seconds, as created_at takes it. */
 export function now() {
   return Math.floor(Date.now() / 1000);
 }
@@ -66,6 +68,7 @@ export class Client {
     });
   }
 
+  /* True while the websocket is open. */
   get isOpen() {
     return this.ws.readyState === WebSocket.OPEN;
   }
@@ -101,8 +104,11 @@ export class Client {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  /* Removes and returns the first inbox frame for which pred is true,
-   * waiting up to timeout ms for it. */
+  /* Resolves with the first inbox frame for which pred is true, removed
+   * from the inbox, waiting up to timeout ms for it.  A pred that throws
+   * counts as false.  Rejects on timeout, when the connection closes, or
+   * when a frame that is not valid JSON arrives; the message names what
+   * and lists the unmatched frames. */
   waitFor(pred, { timeout = DEFAULT_TIMEOUT_MS, what = 'a matching frame' } = {}) {
     return new Promise((resolve, reject) => {
       const waiter = {
@@ -157,6 +163,7 @@ export class Client {
     return this.okFor(event.id, opts);
   }
 
+  /* Waits for the OK naming id; resolves {id, ok, message, frame}. */
   async okFor(id, opts = {}) {
     const m = await this.waitFor((f) => isArray(f) && f[0] === 'OK' && f[1] === id,
       { what: `["OK", "${id}", ...]`, ...opts });
@@ -187,6 +194,8 @@ export class Client {
     return this.collect(subid);
   }
 
+  /* req() without the send: collects subid's events until its EOSE or
+   * CLOSED. */
   async collect(subid, opts = {}) {
     const events = [];
     for (;;) {
@@ -207,6 +216,7 @@ export class Client {
     return m[2];
   }
 
+  /* Sends ["CLOSE", subid] and waits for nothing. */
   closeSub(subid) {
     this.send(['CLOSE', subid]);
   }
@@ -232,6 +242,7 @@ export class Client {
   }
 }
 
+/* True if frame f is a JSON array (a frame that is not JSON is an object). */
 export function isArray(f) {
   return Array.isArray(f);
 }
@@ -251,6 +262,7 @@ function show(frames) {
 
 /* ---------------------------------------------------------------- events */
 
+/* A fresh random key pair: {sk: bytes, pk: 64 lowercase hex digits}. */
 export function keypair() {
   const sk = generateSecretKey();
   return { sk, pk: getPublicKey(sk) };
@@ -276,6 +288,7 @@ const ESCAPES = {
   '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f',
 };
 
+/* s as NIP-01 serializes a string: quoted, with only ESCAPES escaped. */
 export function canonicalString(s) {
   let out = '"';
   for (const ch of s) out += ESCAPES[ch] ?? ch;
@@ -294,6 +307,7 @@ export function canonical(ev) {
   return canonicalValue([0, ev.pubkey, ev.created_at, ev.kind, ev.tags, ev.content]);
 }
 
+/* The id NIP-01 gives ev: the SHA-256, in hex, of canonical(ev). */
 export function canonicalId(ev) {
   return createHash('sha256').update(canonical(ev), 'utf8').digest('hex');
 }
@@ -308,6 +322,7 @@ export function signedCanonical(sk, { kind = 1, created_at = now(), tags = [], c
   return plain(ev);
 }
 
+/* True if ev's id is canonicalId(ev) and its sig verifies for its pubkey. */
 export function verifyCanonical(ev) {
   return canonicalId(ev) === ev.id &&
     schnorr.verify(Buffer.from(ev.sig, 'hex'), Buffer.from(ev.id, 'hex'), Buffer.from(ev.pubkey, 'hex'));

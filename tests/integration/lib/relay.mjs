@@ -26,10 +26,12 @@ import { it, before, after, beforeEach, afterEach } from 'node:test';
 import { Client } from './client.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
+/* The directory of the built binaries: $RELAY_BUILD, else the checkout's build/. */
 export const BUILD = process.env.RELAY_BUILD
   ? resolve(process.env.RELAY_BUILD)
   : resolve(HERE, '../../../build');
 
+/* The only address a test relay binds and a test client dials. */
 export const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 10000;
 const STOP_TIMEOUT_MS = 5000;
@@ -52,6 +54,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   });
 }
 
+/* The path of the built program name ('stored', 'relayd', 'relayctl'). */
 export function binary(name) {
   return join(BUILD, name);
 }
@@ -85,6 +88,7 @@ function inode(path) {
   }
 }
 
+/* Resolves after ms milliseconds. */
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -170,6 +174,7 @@ export class Relay {
     this.clients = new Set();
   }
 
+  /* The relay's websocket URL (valid once start() has picked the port). */
   get url() {
     return `ws://${HOST}:${this.port}`;
   }
@@ -180,12 +185,16 @@ export class Relay {
     return p ? p.pid : null;
   }
 
+  /* {stored: pid, 1: pid, 2: pid, ...}: every current process's pid. */
   get pids() {
     const out = { stored: this.pid('stored') };
     for (const n of Object.keys(this.relayd)) out[n] = this.relayd[n].pid;
     return out;
   }
 
+  /* Writes the config, starts stored and every worker, and resolves with
+   * this once each worker serves.  On failure it kills what it started,
+   * removes its temp dir (not a reused one) and throws with the logs. */
   async start() {
     this.dir = this.reuseDir ?? mkdtempSync(join(tmpdir(), 'relay-it-'));
     this.port = this.port ?? await freePort();
@@ -275,6 +284,7 @@ export class Relay {
     throw new Error(`no connection landed on worker ${n} in ${attempts} attempts`);
   }
 
+  /* Ends every client connect() or connectTo() opened. */
   async closeClients() {
     const all = [...this.clients];
     this.clients.clear();
