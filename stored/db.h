@@ -98,12 +98,6 @@ int db_count_events(sqlite3 *db, uint64_t *count);
 
 /* Largest seq committed (0 for an empty database).  Returns 0 or ERR_DB. */
 int db_max_seq(sqlite3 *db, int64_t *seq);
-/* Runs sql (one or more statements, no rows wanted).  0, or ERR_DB with
- * the statement and SQLite's message logged. */
-int db_exec(sqlite3 *db, const char *sql);
-/* The first column of sql's first row, as an integer.  0, or ERR_DB when
- * sql fails or returns no row. */
-int db_read_int(sqlite3 *db, const char *sql, int64_t *out);
 
 /* The database's page size in bytes.  0 or ERR_DB. */
 int db_page_size(sqlite3 *db, int64_t *bytes);

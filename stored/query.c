@@ -21,7 +21,6 @@
 #include "stored.h"
 #include "reply.h"
 #include "stmt_cache.h"
-#include "writer.h"
 
 /* Statements kept per query thread: the filter shapes clients repeat (by
  * number of values, fields and tag letters) fit many times over. */
@@ -287,7 +286,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 		log_warnx("seq %lld not readable yet: the history may miss it",
 			  (long long)job->max_seq);
 	if (query_searches(q->s, job->filters, job->nfilters))
-		writer_await_search(q->s, job->max_seq == INT64_MAX ? 0 : job->max_seq);
+		search_watermark_await(&q->s->search, job->max_seq == INT64_MAX ? 0 : job->max_seq,
+				       (int)q->s->cfg.query_time_limit_ms);
 	if (job->count)
 		query_count(q, job);
 	else
