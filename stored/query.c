@@ -253,12 +253,9 @@ static void query_count(struct query_worker *q, const struct query_job *job)
  * threads all add to it). */
 static void query_observe(struct stored *s, int64_t started_us)
 {
-	struct timespec ts;
-	uint64_t us;
+	uint64_t us = (uint64_t)(deadline_now_us() - started_us);
 	int i = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	us = (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - started_us);
 	while (i < HISTO_BUCKETS - 1 && us > histo_bounds_us[i])
 		i++;
 	atomic_fetch_add(&s->stats.query_latency[i], 1);
