@@ -25,8 +25,8 @@
 struct stored;
 struct stored_stats;
 
-/* Opens the write connection and starts the thread.  Returns 0 or ERR_DB /
- * ERR_NOMEM. */
+/* Opens the write connection and starts the thread, its id in *thread.
+ * Returns 0 or ERR_DB / ERR_NOMEM. */
 int writer_start(struct stored *s, pthread_t *thread);
 
 /* Counts an answer that is not a plain acceptance by its prefix (relayctl
