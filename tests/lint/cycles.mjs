@@ -11,8 +11,9 @@
 //
 // File A depends on file B (A != B) when either holds:
 // - include: A.c or A.h has `#include "..."` naming B.h, B's own header;
-// - call: A.o has an undefined symbol that B.o defines.
-// A header with no .c of the same name (stored/stored.h, relayd/relayd.h) is no one's.
+// - call: A.o has an undefined symbol (nm's U) that B.o defines as a global symbol.
+// A header with no .c of the same name (stored/stored.h, relayd/relayd.h) belongs to
+// no file, so including it adds no edge.
 // A symbol resolves as the linker resolves it: first within A's own program
 // (stored/, stored/relayctl/ or relayd/), then in common/ and proto/.
 // A cycle is a strongly connected component of two or more files.
