@@ -135,6 +135,18 @@ tsan: deps
 	$(MAKE) SAN=thread CFLAGS="-O1 -g" $(addprefix build-thread/,$(TSAN_UNITS))
 	@sh tests/run-unit.sh $(addprefix build-thread/,$(TSAN_UNITS))
 
+# The cycle check (tests/lint/cycles.mjs): no include or call cycle between
+# the production .c files.  It reads the objects with nm, so it builds them;
+# its self-test on tests/lint/fixture/ runs first and must find that
+# fixture's planted cycles.
+CYCLE_OBJ := $(COMMON_OBJ) $(STORED_OBJ) $(RELAYD_OBJ) $(CTL_OBJ) \
+	$(call obj,stored/main.c relayd/main.c relayd/wsguard_hooks.c)
+CYCLE_FIXTURE_OBJ := $(call obj,$(wildcard tests/lint/fixture/*.c))
+.PHONY: cycles
+cycles: $(CYCLE_OBJ) $(CYCLE_FIXTURE_OBJ)
+	@node tests/lint/cycles.mjs --self-test $(BUILD)
+	@node tests/lint/cycles.mjs $(BUILD)
+
 clean:
 	rm -rf build build-*
 

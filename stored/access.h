@@ -16,11 +16,14 @@
 
 struct access;
 
-/* Prepares the checks on the writer's connection; NULL on failure. */
+/* Prepares the checks on db, the writer's connection, which must outlive
+ * them.  Returns NULL without memory or when the prepare fails (logged). */
 struct access *access_new(sqlite3 *db);
+/* Finalizes the checks and frees a.  NULL-safe. */
 void access_free(struct access *a);
 
-/* Returns 0 (allowed), 1 (refused; *why is a static message) or ERR_DB. */
+/* Checks ev against the tables.  Returns 0 (allowed), 1 (refused; *why is
+ * a static message) or ERR_DB (logged). */
 int access_refuses(struct access *a, const struct event *ev, const char **why);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/jsonstr.h"
@@ -65,10 +66,7 @@ void admin__add_u64(cJSON *obj, const char *name, uint64_t v)
 
 double admin__now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)deadline_now_us() / 1e6;
 }
 
 uint64_t admin__file_size(const char *path)

@@ -18,7 +18,6 @@
 #include "query_sql.h"
 #include "queue.h"
 #include "stored.h"
-#include "writer.h"
 
 /* An export page holds at most this many events and about this many bytes
  * (under nng's default 1 MiB receive limit, whatever the client). */
@@ -84,7 +83,7 @@ cJSON *admin__export(struct admin *a, const cJSON *req)
 	if (admin__filters(req, &fs, &n, why, sizeof(why)))
 		return admin__error("export: %s", why);
 	if (query_searches(a->s, fs, n))
-		writer_await_search(a->s, 0);
+		search_watermark_await(&a->s->search, 0, (int)a->s->cfg.query_time_limit_ms);
 	filter_init(&all);
 	scope.min_seq = admin_number(req, "after", 0, 0, INT64_MAX / 2);
 	scope.limit = (uint32_t)admin_number(req, "limit", ADMIN_PAGE_ROWS, 1, ADMIN_PAGE_ROWS_MAX);

@@ -16,7 +16,6 @@
 #include "query.h"
 #include "query_sql.h"
 #include "stored.h"
-#include "writer.h"
 
 /* Runs a writer job of kind op; *reply is set to an error if it failed.
  * Returns the job (the caller releases it) or NULL after an error. */
@@ -167,7 +166,7 @@ static cJSON *admin_delete_count(struct admin *a, const struct filter *fs, uint3
 	int64_t count;
 
 	if (query_searches(a->s, fs, n))
-		writer_await_search(a->s, 0);
+		search_watermark_await(&a->s->search, 0, (int)a->s->cfg.query_time_limit_ms);
 	if (query_sql_prepare_count(a->db, fs, n, &scope, &st))
 		return admin__error("delete: the count failed");
 	if (sqlite3_step(st) != SQLITE_ROW) {

@@ -58,12 +58,12 @@ struct backup_status {
 
 struct backup;
 
-/* Pages per step stored uses: 8 MiB with 8 KiB pages, a few ms each. */
+/* Pages per step stored uses (8 MiB of 8 KiB pages). */
 #define BACKUP_STEP_PAGES 1024
 
 /* A backup manager for the database at db_path whose copy thread runs at
- * nice value nice (prio.h), copying step_pages pages per step; NULL
- * without memory. */
+ * nice value nice (prio.h), copying step_pages pages per step.  Returns it,
+ * or NULL without memory.  Starts no thread until backup_start(). */
 struct backup *backup_new(const char *db_path, int nice, int step_pages);
 
 /*

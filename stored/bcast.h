@@ -23,8 +23,9 @@
 
 struct stored;
 
-/* Starts the thread; last_seq is the largest seq already in the database.
- * Returns 0 or ERR_NOMEM. */
+/* Starts the thread, its id in *thread (the caller joins it); last_seq is
+ * the largest seq already in the database.  Returns 0, or ERR_NOMEM when
+ * memory or the thread failed. */
 int bcast_start(struct stored *s, int64_t last_seq, pthread_t *thread);
 
 #endif

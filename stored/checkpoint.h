@@ -1,23 +1,18 @@
 /*
  * checkpoint.h - copying the WAL back into the database off the writer.
  *
- * With SQLite's automatic checkpoint, the commit that crosses the WAL's
- * threshold copies pages into the database file and syncs it before its
- * events are answered: 15-25% of the writer's time in bench/storebench.
- * The writer turns that off and pokes this thread instead; the thread runs
- * PASSIVE checkpoints on its own connection, which never block the writer.
- * Because a checkpoint running beside a busy writer rarely catches up with
- * it, the writer still checkpoints itself when the WAL passes a hard bound
- * (checkpointer_after_commit()): the WAL stays bounded and that last
- * checkpoint only has the few pages the thread has not copied yet.  Its
- * sync of the database file is a stall of the live path (30-50 ms on the
- * bench machine), so the bound is large (wal_max_mb, 512 MiB by default):
- * at 1000 events/s the thread's passes let the WAL start over on their own
- * most of the time, and the writer's rarely.  While
- * the thread's own pass runs, the writer's gets SQLITE_BUSY and the WAL
- * keeps growing under a flood (235 MB seen after 200k events with 64
- * connections); checkpointer_limit_wal() makes SQLite cut the file back to
- * the bound when it starts over.
+ * The writer turns SQLite's automatic checkpoint off and pokes this thread
+ * instead.  The thread runs PASSIVE checkpoints on its own connection,
+ * which never block the writer.  An automatic checkpoint would copy and
+ * sync inside the commit that crosses the threshold, before its events
+ * are answered.
+ *
+ * A passive checkpoint beside a busy writer rarely catches up with it.  So
+ * the writer still checkpoints on its own connection when the WAL passes a
+ * hard bound (checkpointer_after_commit()).  That checkpoint's sync stalls
+ * the live path, so the bound is large: the config key wal_max_mb.
+ * checkpointer_limit_wal() makes SQLite cut the WAL file back to the bound
+ * when it starts over, since a flood can grow it past the bound meanwhile.
  */
 #ifndef STORED_CHECKPOINT_H
 #define STORED_CHECKPOINT_H
@@ -28,27 +23,26 @@
 
 struct checkpointer;
 
-/* Opens its own connection to path and starts the thread, which runs at
- * nice value nice (prio.h; 0: the caller's), or NULL. */
+/* Opens its own connection to the database at path (synchronous as the
+ * config key db_synchronous) and starts the thread at nice value nice
+ * (prio.h; 0: the caller's).  Returns the checkpointer, or NULL when the
+ * open (logged), the thread or memory failed. */
 struct checkpointer *checkpointer_start(const char *path, const char *synchronous, int nice);
 
 /*
  * Called by the writer after each commit with the WAL's size in pages.
- * Wakes the thread each time the WAL has grown by CHECKPOINT_WAKE_PAGES
- * (checkpoint.c); returns
- * true when the WAL is past the hard bound and the writer should checkpoint
- * on its own connection now.  Never blocks.
+ * Returns true when the WAL is past the hard bound: the writer should then
+ * checkpoint on its own connection now.  Wakes the thread each time the WAL
+ * has grown by CHECKPOINT_WAKE_PAGES (checkpoint.c).  Never blocks.
  */
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
 
 /*
  * Called by the writer when it has had nothing to commit for a while, with
  * the WAL's size in pages: wakes the thread if the WAL grew since its last
- * wake.  After a flood the WAL holds up to CHECKPOINT_WAKE_PAGES the thread
- * was never woken for; once it has copied them, the writer's next commit
- * starts the WAL over, instead of carrying it on towards the hard bound and
- * a checkpoint of the writer's own in the middle of the live traffic that
- * follows.  Never blocks.
+ * wake.  Never blocks.  After a flood the WAL holds pages the thread was
+ * never woken for; once it has copied them, the writer's next commit
+ * starts the WAL over instead of carrying it towards the hard bound.
  */
 void checkpointer_idle(struct checkpointer *cp, int wal_pages);
 /* Whether checkpointer_idle() would wake the thread now (writer's thread

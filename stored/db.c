@@ -8,6 +8,7 @@
 #include "../common/err.h"
 #include "../common/log.h"
 #include "readmap.h"
+#include "sql.h"
 #include "walbuf.h"
 #include "upgrade.h"
 
@@ -77,18 +78,6 @@ static const char db_schema[] =
 	" DELETE FROM tags WHERE seq = old.seq;"
 	" END;";
 
-int db_exec(sqlite3 *db, const char *sql)
-{
-	char *msg = NULL;
-
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		log_warnx("sqlite: %s: %s", sql, msg ? msg : "?");
-		sqlite3_free(msg);
-		return ERR_DB;
-	}
-	return 0;
-}
-
 static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 {
 	char pragma[64];
@@ -99,12 +88,12 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 	 * calls: large commits touch fewer, larger pages more cheaply, small
 	 * commits write more bytes per event.  8 KiB measured best across
 	 * both (bench/RESULTS.md, "page size"). */
-	if (db_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || db_exec(db, "PRAGMA journal_mode=WAL"))
+	if (sql_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || sql_exec(db, "PRAGMA journal_mode=WAL"))
 		return ERR_DB;
 	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
-	if (db_exec(db, pragma) || db_exec(db, "PRAGMA foreign_keys=OFF"))
+	if (sql_exec(db, pragma) || sql_exec(db, "PRAGMA foreign_keys=OFF"))
 		return ERR_DB;
-	if (db_exec(db, db_schema))
+	if (sql_exec(db, db_schema))
 		return ERR_DB;
 	return upgrade_schema(db);
 }
@@ -167,7 +156,7 @@ static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 	}
 	sqlite3_busy_timeout(db, 5000);
 	snprintf(pragma, sizeof(pragma), "PRAGMA cache_size=-%u", db_cache_mb * 1024);
-	if (db_exec(db, pragma)) {
+	if (sql_exec(db, pragma)) {
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -185,7 +174,7 @@ int db_open(const char *path, bool writable, const char *synchronous, sqlite3 **
 	/* SQLite caps it at its compile-time maximum (2 GiB in Debian 12's);
 	 * pages past it are read with pread(). */
 	if (vfs && strcmp(vfs, READMAP_VFS_NAME) == 0 &&
-	    db_exec(db, "PRAGMA mmap_size=" DB_READ_MAP_MAX)) {
+	    sql_exec(db, "PRAGMA mmap_size=" DB_READ_MAP_MAX)) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}
@@ -207,8 +196,8 @@ int db_open_index(const char *path, sqlite3 **out)
 	/* full: the writer prunes relay.db's log of deleted events once
 	 * this file has applied it, so what it applied must survive power
 	 * loss.  It commits about once a second. */
-	if (db_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || db_exec(db, "PRAGMA journal_mode=WAL") ||
-	    db_exec(db, "PRAGMA synchronous=full")) {
+	if (sql_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || sql_exec(db, "PRAGMA journal_mode=WAL") ||
+	    sql_exec(db, "PRAGMA synchronous=full")) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}
@@ -262,7 +251,7 @@ int db_open_checkpointer(const char *path, const char *synchronous, sqlite3 **ou
 	if (!db)
 		return ERR_DB;
 	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
-	if (db_exec(db, pragma)) {
+	if (sql_exec(db, pragma)) {
 		sqlite3_close(db);
 		return ERR_DB;
 	}
@@ -296,25 +285,10 @@ void db_close(sqlite3 *db)
 		sqlite3_close(db);
 }
 
-int db_read_int(sqlite3 *db, const char *sql, int64_t *out)
-{
-	sqlite3_stmt *st;
-	int rc = ERR_DB;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return ERR_DB;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		rc = 0;
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
 int db_count_events(sqlite3 *db, uint64_t *count)
 {
 	int64_t n = 0;
-	int rc = db_read_int(db, "SELECT count(*) FROM events", &n);
+	int rc = sql_read_int(db, "SELECT count(*) FROM events", &n);
 
 	*count = (uint64_t)n;
 	return rc;
@@ -322,10 +296,10 @@ int db_count_events(sqlite3 *db, uint64_t *count)
 
 int db_max_seq(sqlite3 *db, int64_t *seq)
 {
-	return db_read_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
+	return sql_read_int(db, "SELECT coalesce(max(seq), 0) FROM events", seq);
 }
 
 int db_page_size(sqlite3 *db, int64_t *bytes)
 {
-	return db_read_int(db, "PRAGMA page_size", bytes);
+	return sql_read_int(db, "PRAGMA page_size", bytes);
 }

@@ -49,12 +49,12 @@ int db_finish_wal(const char *path);
 void db_use_wal_buffer(bool on);
 
 /*
- * The page cache of every connection opened after this call, in MiB (the
- * default is 32).  stored keeps about seven connections (the writer, each
- * query thread, the full-text indexer, the checkpoint thread, metrics and
- * admin), so their caches are most of what it settles at once the
- * database outgrows them (bench/RESULTS.md, "Soak").  Call before any
- * thread opens the database.
+ * Sets the page cache of every connection opened after this call to mb MiB
+ * (default 32).  Call before any thread opens the database.  Each of
+ * stored's connections (the writer, each query thread, the indexer, the
+ * checkpointer, metrics, admin) fills its cache once the database outgrows
+ * it, so these caches are most of stored's memory (bench/RESULTS.md,
+ * "Soak").
  */
 void db_use_cache_mb(uint32_t mb);
 
@@ -93,19 +93,14 @@ int db_init_library(void);
 /* Closes db.  NULL-safe. */
 void db_close(sqlite3 *db);
 
-/* Number of rows in events.  Returns 0 or ERR_DB. */
+/* Sets *count to the number of rows in events.  Returns 0 or ERR_DB. */
 int db_count_events(sqlite3 *db, uint64_t *count);
 
-/* Largest seq committed (0 for an empty database).  Returns 0 or ERR_DB. */
+/* Sets *seq to the largest seq committed (0 for an empty database).
+ * Returns 0 or ERR_DB. */
 int db_max_seq(sqlite3 *db, int64_t *seq);
-/* Runs sql (one or more statements, no rows wanted).  0, or ERR_DB with
- * the statement and SQLite's message logged. */
-int db_exec(sqlite3 *db, const char *sql);
-/* The first column of sql's first row, as an integer.  0, or ERR_DB when
- * sql fails or returns no row. */
-int db_read_int(sqlite3 *db, const char *sql, int64_t *out);
 
-/* The database's page size in bytes.  0 or ERR_DB. */
+/* Sets *bytes to the database's page size.  Returns 0 or ERR_DB. */
 int db_page_size(sqlite3 *db, int64_t *bytes);
 
 #endif

@@ -23,7 +23,9 @@
 
 struct erase;
 
-/* Prepares the statements on the writer's connection; NULL on failure. */
+/* Prepares the statements on db, the writer's connection, which must
+ * outlive them.  Returns NULL without memory or when a prepare fails
+ * (logged). */
 struct erase *erase_new(sqlite3 *db);
 /* Finalizes them.  NULL-safe. */
 void erase_free(struct erase *e);

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 
 #define HMAP_MIN_CAP 16
@@ -78,13 +78,13 @@ uint64_t hmap_siphash(uint64_t k0, uint64_t k1, const void *data, size_t len)
 
 void hmap_seed(uint64_t seed[2])
 {
-	struct timespec ts;
+	uint64_t now_us;
 
 	if (getrandom(seed, 2 * sizeof(uint64_t), GRND_NONBLOCK) == 2 * sizeof(uint64_t))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	seed[0] = (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)seed;
-	seed[1] = (uint64_t)ts.tv_sec * UINT64_C(0xc2b2ae3d27d4eb4f);
+	now_us = (uint64_t)deadline_now_us();
+	seed[0] = now_us * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)(uintptr_t)seed;
+	seed[1] = (now_us >> 20) * UINT64_C(0xc2b2ae3d27d4eb4f);
 }
 
 void hmap_init(struct hmap *m, uint64_t k0, uint64_t k1)

@@ -29,8 +29,9 @@ enum ingest_outcome {
 
 struct ingest;
 
-/* Prepares the statements on db (the writer's connection).  NULL on
- * failure.  The text for NIP-50 is indexed behind it (search_index.h). */
+/* Prepares the statements on db, the writer's connection, which must
+ * outlive them.  Returns NULL without memory or when a prepare fails
+ * (logged).  The text for NIP-50 is indexed later, by search_index.h. */
 struct ingest *ingest_new(sqlite3 *db);
 /* Finalizes them.  NULL-safe. */
 void ingest_free(struct ingest *in);

@@ -21,7 +21,6 @@
 #include "stored.h"
 #include "reply.h"
 #include "stmt_cache.h"
-#include "writer.h"
 
 /* Statements kept per query thread: the filter shapes clients repeat (by
  * number of values, fields and tag letters) fit many times over. */
@@ -254,12 +253,9 @@ static void query_count(struct query_worker *q, const struct query_job *job)
  * threads all add to it). */
 static void query_observe(struct stored *s, int64_t started_us)
 {
-	struct timespec ts;
-	uint64_t us;
+	uint64_t us = (uint64_t)(deadline_now_us() - started_us);
 	int i = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	us = (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - started_us);
 	while (i < HISTO_BUCKETS - 1 && us > histo_bounds_us[i])
 		i++;
 	atomic_fetch_add(&s->stats.query_latency[i], 1);
@@ -287,7 +283,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 		log_warnx("seq %lld not readable yet: the history may miss it",
 			  (long long)job->max_seq);
 	if (query_searches(q->s, job->filters, job->nfilters))
-		writer_await_search(q->s, job->max_seq == INT64_MAX ? 0 : job->max_seq);
+		search_watermark_await(&q->s->search, job->max_seq == INT64_MAX ? 0 : job->max_seq,
+				       (int)q->s->cfg.query_time_limit_ms);
 	if (job->count)
 		query_count(q, job);
 	else

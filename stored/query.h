@@ -53,7 +53,7 @@ size_t query_threads_kept(const struct config *cfg);
 int query_start(struct stored *s, pthread_t *threads, size_t n);
 
 /* True if any of the filters is a NIP-50 search this relay serves: it
- * must wait for the search index first (writer_await_search). */
+ * must wait for the search index first (search_watermark_await). */
 bool query_searches(const struct stored *s, const struct filter *filters, uint32_t n);
 
 #endif

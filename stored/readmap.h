@@ -8,8 +8,7 @@
  * connection committed since its last transaction.  SQLite's own
  * memory-mapped I/O (PRAGMA mmap_size) does not help there: on the same
  * occasion it unmaps the whole file, so each REQ maps it again and faults
- * every page in anew (bench/RESULTS.md item 22: the query rate halved
- * beside a writer).  This VFS keeps the map: when SQLite lets go of every
+ * every page in anew (bench/RESULTS.md item 22).  This VFS keeps the map: when SQLite lets go of every
  * page it had fetched ("unmap all"), only the file's size is read again,
  * and the map grows when the file has.
  *

@@ -13,6 +13,7 @@
 #include "../common/log.h"
 #include "../common/prio.h"
 #include "db.h"
+#include "sql.h"
 
 /* ---- the writer's side ---- */
 
@@ -41,7 +42,7 @@ int search_index_track_deletions(sqlite3 *db, struct search_watermark *wm)
 		log_warnx("search index: %s", sqlite3_errmsg(db));
 		return ERR_DB;
 	}
-	return db_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
+	return sql_exec(db, "CREATE TEMP TRIGGER IF NOT EXISTS search_log_gone"
 			   " AFTER DELETE ON main.events BEGIN"
 			   " INSERT INTO search_gone(seq) VALUES(search_note_gone(old.seq));"
 			   " END");
@@ -95,7 +96,7 @@ int search_index_remove(sqlite3 *db, const char *index_path)
 		log_info("search = 0: removing the search index %s", index_path);
 	if (search_unlink(index_path))
 		return ERR_DB;
-	return db_exec(db, "DELETE FROM search_gone");
+	return sql_exec(db, "DELETE FROM search_gone");
 }
 
 /* ---- the indexer ---- */
@@ -156,7 +157,7 @@ static bool search_is_stale(sqlite3 *db)
 {
 	int64_t mismatched = 1;
 
-	if (db_read_int(db,
+	if (sql_read_int(db,
 			"SELECT s.owner IS NOT NULL AND (s.owner IS NOT (SELECT token FROM"
 			" events_db.db_identity LIMIT 1) OR s.indexed > (SELECT coalesce(max(seq), 0)"
 			" FROM events_db.events)) FROM search_state s",
@@ -174,7 +175,7 @@ static sqlite3 *search_open_file(const char *db_path, const char *index_path)
 		sqlite3 *db = NULL;
 		const char *why = "cannot be opened";
 
-		if (!db_open_index(index_path, &db) && !db_exec(db, search_schema) &&
+		if (!db_open_index(index_path, &db) && !sql_exec(db, search_schema) &&
 		    !db_attach(db, db_path, "events_db")) {
 			if (!search_is_stale(db))
 				return db;
@@ -214,11 +215,11 @@ struct search_index *search_index_open(const char *db_path, const char *index_pa
 		return NULL;
 	*x = (struct search_index){ .wm = wm, .batch = batch ? batch : 1, .delay_ms = delay_ms };
 	if (!(x->db = search_open_file(db_path, index_path)) ||
-	    db_exec(x->db, "UPDATE search_state SET owner ="
+	    sql_exec(x->db, "UPDATE search_state SET owner ="
 			   " (SELECT token FROM events_db.db_identity LIMIT 1)") ||
-	    db_read_int(x->db, "SELECT indexed FROM search_state", &x->indexed) ||
-	    db_read_int(x->db, "SELECT gone_done FROM search_state", &x->gone_done) ||
-	    db_read_int(x->db, "SELECT coalesce(max(seq), 0) FROM events_db.events", &committed) ||
+	    sql_read_int(x->db, "SELECT indexed FROM search_state", &x->indexed) ||
+	    sql_read_int(x->db, "SELECT gone_done FROM search_state", &x->gone_done) ||
+	    sql_read_int(x->db, "SELECT coalesce(max(seq), 0) FROM events_db.events", &committed) ||
 	    search_prepare(x, search_insert_sql, &x->insert) ||
 	    search_prepare(x, search_forget_sql, &x->forget) ||
 	    search_prepare(x, "SELECT coalesce(max(id), 0) FROM events_db.search_gone",
@@ -354,7 +355,7 @@ int search_index_run(struct search_index *x)
 	pthread_mutex_unlock(&x->wm->lock);
 	/* One read snapshot of relay.db from the first read to COMMIT: an
 	 * event deleted in it is neither indexed nor left behind. */
-	if (db_exec(x->db, "BEGIN IMMEDIATE"))
+	if (sql_exec(x->db, "BEGIN IMMEDIATE"))
 		goto failed;
 	if (sqlite3_step(x->last_gone) == SQLITE_ROW)
 		gone_upto = sqlite3_column_int64(x->last_gone, 0);
@@ -362,11 +363,11 @@ int search_index_run(struct search_index *x)
 	if (gone_upto < x->gone_done)
 		gone_upto = x->gone_done;
 	if (upto == x->indexed && gone_upto == x->gone_done) {
-		db_exec(x->db, "ROLLBACK"); /* nothing to write */
+		sql_exec(x->db, "ROLLBACK"); /* nothing to write */
 		return 0;
 	}
-	if (search_apply(x, upto, gone_upto) || db_exec(x->db, "COMMIT")) {
-		db_exec(x->db, "ROLLBACK");
+	if (search_apply(x, upto, gone_upto) || sql_exec(x->db, "COMMIT")) {
+		sql_exec(x->db, "ROLLBACK");
 		goto failed;
 	}
 	x->indexed = upto;

@@ -2,14 +2,11 @@
  * search_index.h - NIP-50's full-text index, in a database file of its own
  * written by a thread of its own.
  *
- * SQLite lets one connection write a database at a time.  When the index
- * lived in the events' file, the writer added the text of the last second's
- * events in one transaction every second, and every live commit waited for
- * it: 7-17 ms each second, 25-32 ms when FTS5 merged its segments, which
- * was the fan-out tail (bench/RESULTS.md, items 29 and 31).  Now the index
- * is search.db, next to relay.db, and its indexer thread reads new events
- * from relay.db (attached read-only: no write lock there) and writes only
- * search.db, so the writer never waits for it.
+ * The index is search.db, next to relay.db.  Its indexer thread reads new
+ * events from relay.db (attached read-only: no write lock there) and
+ * writes only search.db.  SQLite lets one connection write a database at a
+ * time, so a separate file means the writer never waits for the indexer
+ * (bench/RESULTS.md, items 29 and 31).
  *
  * Deleted events: every way an event leaves relay.db (replaced, deleted,
  * expired, vanished, removed by an operator) runs on the writer's
@@ -17,14 +14,15 @@
  * in the same transaction as the delete, and notes it in the watermark so
  * that the commit wakes the indexer (idle, it sleeps).  The indexer removes
  * those seqs' text from search.db, records how far it got in search.db, and
- * the writer then prunes the log up to there.  A search never shows a deleted event
- * meanwhile: it joins the index with the events table.
+ * the writer then prunes the log up to there.  A search never shows a
+ * deleted event meanwhile: it joins the index with the events table.
  *
  * A search never misses what was acknowledged: the searcher waits until the
- * index covers every event its answer may include (search_watermark.h).  Nothing is lost by a crash: search.db records how
- * far it has indexed in the same transaction as the text, and the index is
- * derived data: a search.db that is missing, belongs to another relay.db or
- * is ahead of it is rebuilt from the events, in the background.
+ * index covers every event its answer may include (search_watermark.h).
+ * A crash loses nothing: search.db records how far it has indexed in the
+ * same transaction as the text.  The index is derived data: a search.db
+ * that is missing, belongs to another relay.db or is ahead of it is
+ * rebuilt from the events, in the background.
  */
 #ifndef STORED_SEARCH_INDEX_H
 #define STORED_SEARCH_INDEX_H

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "../common/deadline.h"
+#include "../common/log.h"
 
 int search_watermark_init(struct search_watermark *wm)
 {
@@ -60,6 +61,14 @@ bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout
 	covered = !wm->ready || wm->indexed >= seq;
 	pthread_mutex_unlock(&wm->lock);
 	return covered;
+}
+
+bool search_watermark_await(struct search_watermark *wm, int64_t seq, int timeout_ms)
+{
+	if (search_watermark_want(wm, &seq) || search_watermark_wait(wm, seq, timeout_ms))
+		return true;
+	log_info("search index still short of seq %lld: searching what it has", (long long)seq);
+	return false;
 }
 
 int64_t search_watermark_lag(struct search_watermark *wm)

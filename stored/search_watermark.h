@@ -40,6 +40,10 @@ void search_watermark_destroy(struct search_watermark *wm);
 bool search_watermark_want(struct search_watermark *wm, int64_t *seq);
 /* Waits up to timeout_ms for the index to cover seq; true if it does. */
 bool search_watermark_wait(struct search_watermark *wm, int64_t seq, int timeout_ms);
+/* A search's wait, both halves: true once the index covers every event up
+ * to seq (0: whatever is committed now).  After timeout_ms it logs and
+ * returns false; the search then runs on what is indexed. */
+bool search_watermark_await(struct search_watermark *wm, int64_t seq, int timeout_ms);
 /* Events committed whose text the index does not have yet (0 with
  * search = 0), for /metrics and the admin socket. */
 int64_t search_watermark_lag(struct search_watermark *wm);

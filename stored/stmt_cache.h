@@ -4,8 +4,7 @@
  * A query thread writes the SQL of each filter anew (query_sql.h), but
  * clients ask the same shapes over and over: one author with a limit, a
  * kind, an #e.  The text repeats and only the bound values change.
- * Preparing is a parse and a plan each time (~100 us on the bench machine,
- * about a quarter of a REQ's time inside stored); a kept statement is only
+ * Preparing is a parse and a plan each time; a kept statement is only
  * bound again.  One cache per database connection, used by one thread; when
  * it is full the least recently used statement is finalized.
  */

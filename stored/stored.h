@@ -2,12 +2,18 @@
  * stored.h - the stored process's context, shared by its modules.
  *
  * stored has one thread per role, talking through queues:
- *   rpc      receives every worker request (rpc.c) and routes it;
- *   writer   owns the write connection and commits events in groups (writer.c);
- *   bcast    owns the subscription index and publishes deliveries (bcast.c);
- *   query    a small pool answering REQ history from read connections (query.c);
- *   admin    answers the operator's JSON requests (admin*.c; its writes are
- *            jobs for the writer, its listings jobs for bcast).
+ *   main        starts the others and waits for a signal (main.c);
+ *   rpc         receives every worker request and routes it (rpc.c);
+ *   writer      owns the write connection and commits events in groups (writer.c);
+ *   bcast       owns the subscription index and publishes deliveries (bcast.c);
+ *   query       a small pool answering REQ history from read connections (query.c);
+ *   admin       answers the operator's JSON requests (admin*.c); its writes are
+ *               jobs for the writer, its listings jobs for bcast;
+ *   checkpoint  copies the WAL into the database off the writer (checkpoint.c);
+ *   indexer     keeps NIP-50's index in search.db, with search = 1 (search_index.c);
+ *   metrics     publishes the relay-wide metrics each second (metrics.c);
+ *   backup      copies relay.db for relayctl backup, while one runs (backup.c);
+ *   listencheck keeps the three sockets listening (common/listencheck.c).
  * main.c owns the one struct stored; nothing else is global.
  */
 #ifndef STORED_STORED_H

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "hmap.h"
 
@@ -109,16 +109,11 @@ void turnqueue_free(struct turnqueue *q)
 	free(q);
 }
 
-/* Now on CLOCK_MONOTONIC, when there are marks to compare it with (0
- * otherwise: no slot is then ever marked). */
+/* Now on CLOCK_MONOTONIC in ns (to the microsecond), when there are marks
+ * to compare it with (0 otherwise: no slot is then ever marked). */
 static uint64_t turn_now(const struct turnqueue *q)
 {
-	struct timespec ts;
-
-	if (!q->held_cap)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return q->held_cap ? (uint64_t)deadline_now_us() * 1000 : 0;
 }
 
 static bool turn_marked(const struct turn_slot *s, uint64_t now)

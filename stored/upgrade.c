@@ -7,7 +7,7 @@
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../common/notify.h"
-#include "db.h"
+#include "sql.h"
 #include "tagval.h"
 
 /* Version 0 to 1: packs the hex tag values, one rowid range per commit. */
@@ -20,7 +20,7 @@ static int upgrade_pack_tag_values(sqlite3 *db)
 	int rc = 0;
 
 	if (tagval_register(db) ||
-	    db_read_int(db, "SELECT coalesce(max(rowid), 0) FROM tags", &last) ||
+	    sql_read_int(db, "SELECT coalesce(max(rowid), 0) FROM tags", &last) ||
 	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		log_warnx("schema upgrade: %s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
@@ -63,7 +63,7 @@ static int upgrade_move_search_index(sqlite3 *db)
 		"COMMIT;";
 	int64_t had = 0;
 
-	if (db_read_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'", &had))
+	if (sql_read_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'events_fts'", &had))
 		return ERR_DB;
 	if (had) {
 		notify_send("EXTEND_TIMEOUT_USEC=60000000\nSTATUS=upgrading the database");
@@ -83,7 +83,7 @@ int upgrade_schema(sqlite3 *db)
 	int64_t version;
 	char sql[64];
 
-	if (db_read_int(db, "PRAGMA user_version", &version))
+	if (sql_read_int(db, "PRAGMA user_version", &version))
 		return ERR_DB;
 	if (version > UPGRADE_SCHEMA_VERSION) {
 		log_warnx("the database's schema version %lld is newer than this stored's (%d):"

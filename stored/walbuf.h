@@ -2,9 +2,9 @@
  * walbuf.h - an SQLite VFS that gathers a commit's WAL writes into one.
  *
  * SQLite writes every WAL frame with two pwrite()s (its 24-byte header, then
- * the page), so a commit that dirtied 500 pages costs 1,000 system calls
- * before its fsync; on a paravirtualised machine each one is dear
- * (bench/RESULTS.md, "WAL writes").  This VFS wraps the default one and,
+ * the page), so a commit costs two system calls per dirty page before its
+ * fsync; on a paravirtualised machine each one is dear (bench/RESULTS.md,
+ * "WAL writes").  This VFS wraps the default one and,
  * for WAL files only, keeps contiguous writes in a buffer that goes to the
  * file in one pwrite() once a commit frame's page is written (its 24-byte
  * header carries the database size after the commit; other frames carry

@@ -13,6 +13,7 @@
 #include "backup.h"
 #include "checkpoint.h"
 #include "db.h"
+#include "sql.h"
 #include "ingest.h"
 #include "jobs.h"
 #include "maint.h"
@@ -469,14 +470,14 @@ static void writer_run_op(struct writer *w, struct admin_job *op)
 			 query_searches(w->s, op->filters, op->nfilters);
 
 	if (searching) {
-		writer_await_search(w->s, 0);
+		search_watermark_await(&w->s->search, 0, (int)w->s->cfg.query_time_limit_ms);
 		/* On failure the delete's statement finds no events_fts and
 		 * the operator gets its error. */
 		searching = db_attach(w->db, w->s->search_path, "search") == 0;
 	}
 	maint_run(w->db, op);
 	if (searching)
-		db_exec(w->db, "DETACH DATABASE search");
+		sql_exec(w->db, "DETACH DATABASE search");
 	writer_committed_deletions(w);
 }
 
@@ -578,14 +579,4 @@ int writer_start(struct stored *s, pthread_t *thread)
 		return ERR_DB;
 	}
 	return 0;
-}
-
-bool writer_await_search(struct stored *s, int64_t seq)
-{
-	if (search_watermark_want(&s->search, &seq))
-		return true;
-	if (search_watermark_wait(&s->search, seq, (int)s->cfg.query_time_limit_ms))
-		return true;
-	log_info("search index still short of seq %lld: searching what it has", (long long)seq);
-	return false;
 }

@@ -25,15 +25,9 @@
 struct stored;
 struct stored_stats;
 
-/* Opens the write connection and starts the thread.  Returns 0 or ERR_DB /
- * ERR_NOMEM. */
+/* Opens the write connection and starts the thread, its id in *thread.
+ * Returns 0 or ERR_DB / ERR_NOMEM. */
 int writer_start(struct stored *s, pthread_t *thread);
-
-/* For a search: waits until the full-text index covers every event up to
- * seq (0: everything committed so far), waking the indexer to index them
- * now (search_index.h).  Gives up after query_time_limit_ms and returns
- * false; the search then runs on what is indexed. */
-bool writer_await_search(struct stored *s, int64_t seq);
 
 /* Counts an answer that is not a plain acceptance by its prefix (relayctl
  * stats "rejects"); the rpc thread counts its refusals of ephemeral events

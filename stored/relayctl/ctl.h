@@ -1,8 +1,9 @@
 /*
- * ctl.h - relayctl's parts: the connection to stored's admin socket and
- * the arguments (relayctl.c), the human-readable printers (ctl_show.c), the
- * event transfers that take several requests (ctl_data.c) and the backup,
- * which waits for stored to finish it (ctl_backup.c).
+ * ctl.h - relayctl's parts: the arguments and the command table
+ * (relayctl.c), the connection to stored's admin socket (ctl_call.c), the
+ * human-readable printers (ctl_show.c), the event transfers that take
+ * several requests (ctl_data.c) and the backup, which waits for stored to
+ * finish it (ctl_backup.c).
  */
 #ifndef RELAYCTL_CTL_H
 #define RELAYCTL_CTL_H
@@ -23,6 +24,10 @@ struct ctl {
 	nng_socket sock;
 	char url[256];
 };
+
+/* Opens c->sock and dials stored-admin.ipc in c->cfg's run_dir.  Returns 0,
+ * or 1 after telling stderr why. */
+int ctl_open(struct ctl *c);
 
 /*
  * Sends req (a JSON object; it gets "cmd" added if missing) and waits for

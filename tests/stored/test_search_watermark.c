@@ -104,6 +104,21 @@ static int settled_wakeups(void)
 /* The writer wakes the indexer for the first event it has not indexed and
  * for a full batch, not for every commit in between; a searcher that needs
  * more wakes it too. */
+/* await is want and wait together: at once when covered, false after the timeout otherwise. */
+START_TEST(await_gives_up_after_its_timeout)
+{
+	indexer_reaches(3, 100);
+	search_watermark_committed(&wm, 7);
+	ck_assert(search_watermark_await(&wm, 3, 0));
+	ck_assert(!search_watermark_await(&wm, 0, 10));
+	pthread_mutex_lock(&wm.lock);
+	ck_assert_int_eq(wm.wanted, 7);
+	pthread_mutex_unlock(&wm.lock);
+	indexer_reaches(7, 100);
+	ck_assert(search_watermark_await(&wm, 0, 10));
+}
+END_TEST
+
 START_TEST(commits_wake_the_indexer_only_when_it_has_a_reason)
 {
 	pthread_t t;
@@ -143,6 +158,7 @@ static Suite *search_watermark_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, no_indexer_nothing_waits);
 	tcase_add_test(tc, a_searcher_wants_what_is_committed);
+	tcase_add_test(tc, await_gives_up_after_its_timeout);
 	tcase_add_test(tc, commits_wake_the_indexer_only_when_it_has_a_reason);
 	suite_add_tcase(s, tc);
 	return s;
