@@ -101,6 +101,14 @@ struct msg_header {
 			      * worker's latest HELLO that stored took */
 };
 
+/* The header of a message for an encoder: worker and request_id, with the
+ * version this build speaks.  The type stays 0: each encoder writes its own
+ * type (and the version) whatever the header says. */
+struct msg_header msg_header_for(uint16_t worker, uint32_t request_id);
+
+/* The protocol version this build speaks, for logs. */
+unsigned msg_version(void);
+
 /* The worker field of a message published to every worker (METRICS, POLICY). */
 #define MSG_WORKER_ALL 0xffff
 
@@ -342,6 +350,7 @@ struct msg_policy {
 
 /*
  * Encoders append the header and body to out (which they do not reset).
+ * They take only h->worker and h->request_id (msg_header_for() builds h).
  * Each returns 0 or ERR_NOMEM/ERR_TOOBIG.
  */
 int msg_encode_hello(struct buf *out, const struct msg_header *h, const struct msg_hello *m);

@@ -1122,6 +1122,23 @@ START_TEST(test_encoder_writes_own_type)
 }
 END_TEST
 
+/* msg_header_for() gives what a spelled-out header gives, byte for byte. */
+START_TEST(test_header_for_same_bytes)
+{
+	struct msg_header h = msg_header_for(sample_header.worker, sample_header.request_id);
+	struct buf spelled = BUF_INIT, built = BUF_INIT;
+
+	ck_assert_uint_eq(h.version, PROTO_VERSION);
+	ck_assert_uint_eq(msg_version(), PROTO_VERSION);
+	ck_assert_int_eq(msg_encode_sub_open(&spelled, &sample_header, &sub_open_sample), 0);
+	ck_assert_int_eq(msg_encode_sub_open(&built, &h, &sub_open_sample), 0);
+	ck_assert_uint_eq(built.len, spelled.len);
+	ck_assert(memcmp(built.data, spelled.data, spelled.len) == 0);
+	buf_free(&spelled);
+	buf_free(&built);
+}
+END_TEST
+
 /* Topics are byte-exact: a worker's DELIVER, and the broadcasts to all. */
 START_TEST(test_topic_golden_bytes)
 {
@@ -1881,6 +1898,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(fixed, test_query_done_golden_bytes);
 	tcase_add_test(fixed, test_encoder_writes_own_type);
 	tcase_add_test(fixed, test_topic_golden_bytes);
+	tcase_add_test(fixed, test_header_for_same_bytes);
 	tcase_add_test(fixed, test_type_names);
 	tcase_add_test(fixed, test_release_null_safe);
 	suite_add_tcase(s, fixed);
