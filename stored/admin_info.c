@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/hex.h"
 #include "../common/jsonstr.h"
@@ -23,9 +24,15 @@
 #define ADMIN_MAX_SUB_BYTES (16u << 20)
 #define ADMIN_MAX_BANS 10000
 
+/* Monotonic seconds. */
+static double admin_now(void)
+{
+	return (double)deadline_now_us() / 1e6;
+}
+
 void admin__sample(struct admin *a)
 {
-	double now = admin__now();
+	double now = admin_now();
 
 	if (now - a->sampled_at < 1.0)
 		return;
@@ -36,7 +43,7 @@ void admin__sample(struct admin *a)
 
 static double admin_rate(const struct rate *r, uint64_t v)
 {
-	double per_second = rate_per_second(r, admin__now(), v, ADMIN_RATE_WINDOW);
+	double per_second = rate_per_second(r, admin_now(), v, ADMIN_RATE_WINDOW);
 
 	return (double)(int64_t)(per_second * 10 + 0.5) / 10; /* one decimal */
 }
