@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "../common/err.h"
+#include "../proto/admin.h"
 #include "admin_cmds.h"
 #include "queue.h"
 #include "stored.h"
@@ -22,7 +23,7 @@ cJSON *admin__error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	cJSON_AddStringToObject(o, "error", text);
+	cJSON_AddStringToObject(o, ADMIN_F_ERROR, text);
 	return o;
 }
 
@@ -40,7 +41,7 @@ uint64_t admin__file_size(const char *path)
 
 int admin__filters(const cJSON *req, struct filter **out, uint32_t *n, char *why, size_t why_len)
 {
-	const cJSON *given = cJSON_GetObjectItemCaseSensitive(req, "filter"), *item;
+	const cJSON *given = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_FILTER), *item;
 	uint32_t count = cJSON_IsArray(given) ? (uint32_t)cJSON_GetArraySize(given) : 1;
 	struct filter *fs;
 
