@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "../../proto/admin.h"
+#include "../support/suite.h"
 
 START_TEST(test_names_unique_and_found)
 {
@@ -81,7 +82,7 @@ START_TEST(test_stamp_adds_what_is_missing)
 }
 END_TEST
 
-static Suite *admin_suite(void)
+int main(void)
 {
 	Suite *s = suite_create("admin");
 	TCase *tc = tcase_create("protocol");
@@ -91,16 +92,5 @@ static Suite *admin_suite(void)
 			    (int)(sizeof(version_cases) / sizeof(version_cases[0])));
 	tcase_add_test(tc, test_stamp_adds_what_is_missing);
 	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(admin_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }

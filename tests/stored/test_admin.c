@@ -15,6 +15,7 @@
 
 #include "../../proto/admin.h"
 #include "../../stored/admin_cmds.h"
+#include "../support/suite.h"
 
 START_TEST(test_every_command_has_a_handler)
 {
@@ -91,7 +92,7 @@ START_TEST(test_nul_escape_refused)
 }
 END_TEST
 
-static Suite *admin_suite(void)
+int main(void)
 {
 	Suite *s = suite_create("admin");
 	TCase *tc = tcase_create("dispatch");
@@ -103,16 +104,5 @@ static Suite *admin_suite(void)
 			    (int)(sizeof(version_one) / sizeof(version_one[0])));
 	tcase_add_test(tc, test_nul_escape_refused);
 	suite_add_tcase(s, tc);
-	return s;
-}
-
-int main(void)
-{
-	SRunner *sr = srunner_create(admin_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return suite_run(s);
 }
