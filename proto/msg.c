@@ -64,6 +64,25 @@ const char *msg_type_name(int type)
 	return msg_type_names[type];
 }
 
+struct msg_header msg_header_for(uint16_t worker, uint32_t request_id)
+{
+	return (struct msg_header){ .version = PROTO_VERSION, .worker = worker,
+				    .request_id = request_id };
+}
+
+unsigned msg_version(void)
+{
+	return PROTO_VERSION;
+}
+
+void msg_topic(uint8_t out[MSG_TOPIC_LEN], enum msg_type type, uint16_t worker)
+{
+	out[0] = PROTO_VERSION;
+	out[1] = (uint8_t)type;
+	out[2] = (uint8_t)(worker >> 8);
+	out[3] = (uint8_t)worker;
+}
+
 /* ---- writer: wire_put_* with the first error kept ---- */
 
 struct msg_writer {

@@ -19,8 +19,9 @@
  *                   a worker that died from reaching its successor.
  *   stored-pub.ipc  stored (PUB) -> relayd (SUB): DELIVER, one message per
  *                   worker per event; the first 4 bytes (version, type,
- *                   worker) are the subscription topic.  METRICS goes to
- *                   all workers (worker 0xffff).  PUB drops when a
+ *                   worker) are the subscription topic (msg_topic()).
+ *                   METRICS and POLICY go to all workers (worker
+ *                   MSG_WORKER_ALL).  PUB drops when a
  *                   worker is slow, so DELIVER carries a per-worker sequence
  *                   number, counted from 1 after each HELLO, and workers
  *                   count gaps (relayd/gapcount.h).
@@ -98,6 +99,23 @@ struct msg_header {
 	uint32_t request_id; /* echoes the request in replies; in DELIVER, the
 			      * worker's latest HELLO that stored took */
 };
+
+/* The header of a message for an encoder: worker and request_id, with the
+ * version this build speaks.  The type stays 0: each encoder writes its own
+ * type (and the version) whatever the header says. */
+struct msg_header msg_header_for(uint16_t worker, uint32_t request_id);
+
+/* The protocol version this build speaks, for logs. */
+unsigned msg_version(void);
+
+/* The worker field of a message published to every worker (METRICS, POLICY). */
+#define MSG_WORKER_ALL 0xffff
+
+/* Writes into out the SUB topic that selects published messages of type
+ * for worker (MSG_WORKER_ALL: the broadcasts).  These are the first
+ * MSG_TOPIC_LEN bytes an encoder writes for that type and worker, so a
+ * relayd subscribes with exactly what stored's PUB sends. */
+void msg_topic(uint8_t out[MSG_TOPIC_LEN], enum msg_type type, uint16_t worker);
 
 /* A string view: len bytes at ptr, not NUL-terminated. */
 struct msg_str {
@@ -276,7 +294,7 @@ struct msg_worker_stats {
 };
 
 /* METRICS: stored's relay-wide snapshot, published to every worker about
- * once a second (topic: version, type, 0xff, 0xff). */
+ * once a second (worker MSG_WORKER_ALL). */
 struct msg_metrics {
 	struct msg_str prometheus; /* text exposition format */
 	struct msg_str summary;    /* a small JSON object for the status page */
@@ -319,7 +337,7 @@ struct msg_manage_result {
 #define MSG_POLICY_MAX_IPS 4096
 
 /* POLICY: what the workers must enforce or show from NIP-86 state,
- * published to all workers (worker 0xffff) with METRICS.  Empty texts mean
+ * published to all workers (MSG_WORKER_ALL) with METRICS.  Empty texts mean
  * "as configured". */
 struct msg_policy {
 	struct msg_str relay_name;
@@ -332,6 +350,7 @@ struct msg_policy {
 
 /*
  * Encoders append the header and body to out (which they do not reset).
+ * They take only h->worker and h->request_id (msg_header_for() builds h).
  * Each returns 0, or ERR_NOMEM/ERR_TOOBIG with out as it was before.
  */
 int msg_encode_hello(struct buf *out, const struct msg_header *h, const struct msg_hello *m);

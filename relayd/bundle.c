@@ -25,7 +25,7 @@ static int bundle_send(struct relayd *r, const struct store_bundle *b)
 {
 	struct msg_str views[MSG_BUNDLE_MAX];
 	struct msg_bundle m = { b->count, views };
-	struct msg_header h = { PROTO_VERSION, MSG_BUNDLE, (uint16_t)r->instance, 0 };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, 0);
 	struct buf out = BUF_INIT;
 	int rc;
 

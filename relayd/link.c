@@ -362,10 +362,7 @@ static int link_relisten_replies(void *arg)
 
 int link_open(struct relayd *r)
 {
-	uint8_t topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, (uint8_t)(r->instance >> 8),
-					 (uint8_t)r->instance };
-	uint8_t metrics_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_METRICS, 0xff, 0xff };
-	uint8_t policy_topic[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_POLICY, 0xff, 0xff };
+	uint8_t topic[MSG_TOPIC_LEN], metrics_topic[MSG_TOPIC_LEN], policy_topic[MSG_TOPIC_LEN];
 	size_t max = (size_t)relayd_cfg(r)->max_message_bytes * 2 + 1048576;
 
 	if (link_listen_replies(r, max) || nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
@@ -380,6 +377,9 @@ int link_open(struct relayd *r)
 					 ? relayd_cfg(r)->deliver_queue
 					 : LINK_NNG_RECVBUF_MAX));
 	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
+	msg_topic(topic, MSG_DELIVER, (uint16_t)r->instance);
+	msg_topic(metrics_topic, MSG_METRICS, MSG_WORKER_ALL);
+	msg_topic(policy_topic, MSG_POLICY, MSG_WORKER_ALL);
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
 	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, policy_topic, sizeof(policy_topic));

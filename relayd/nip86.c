@@ -63,7 +63,7 @@ static int nip86_forward(struct relayd *r, struct lws *wsi, struct http_session 
 			 const uint8_t pubkey[32])
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_MANAGE, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	struct msg_manage m = { .request = { s->post.data ? s->post.data : "", (uint32_t)s->post.len } };
 	struct buf out = BUF_INIT;
 	int rc;

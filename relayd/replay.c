@@ -26,8 +26,7 @@ static uint32_t replay_ask(struct relayd *r, struct conn *c, struct sub *s)
 	while (r->replay.outstanding < REPLAY_MAX_OUTSTANDING &&
 	       (lost = lost_ranges_next_unasked(&s->lost))) {
 		uint32_t request_id = link_request_id(r) | REPLAY_ID_BIT;
-		struct msg_header h = { PROTO_VERSION, MSG_SUB_REPLAY, (uint16_t)r->instance,
-					request_id };
+		struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 		struct msg_sub_replay m = { c->id, s->serial, lost->after, lost->before,
 					    s->nfilters, s->filters };
 		struct buf out = BUF_INIT;

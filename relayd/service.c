@@ -77,7 +77,7 @@ int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64
 			 bool restoring)
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_SUB_OPEN, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	bool resume = s->state != SUB_QUERYING;
 	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
 				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
@@ -114,7 +114,7 @@ void service_sub_answer_due(struct relayd *r, struct sub *s)
 void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_SUB_CLOSE, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	struct msg_sub_close m = { c->id, { s->id, s->id_len } };
 	struct buf out = BUF_INIT;
 
@@ -251,7 +251,7 @@ static void mail_count_failed(struct relayd *r, struct conn *c, struct mail *m)
 static void service_hello(struct relayd *r)
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_HELLO, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	struct msg_hello m = { (uint32_t)getpid(), r->boot_id };
 	struct buf out = BUF_INIT;
 
@@ -466,7 +466,7 @@ static void service_expire(struct conn *c, void *arg)
 static void service_report(struct relayd *r)
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_WORKER_STATS, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	struct msg_worker_stats m = {
 		(uint32_t)getpid(), r->started_at, conn_count(r->conns), conn_sub_total(r->conns),
 		atomic_load(&r->stats.messages_in), atomic_load(&r->stats.messages_out),
@@ -506,7 +506,7 @@ void service_tick(struct relayd *r)
 void service_conn_gone(struct relayd *r, struct conn *c)
 {
 	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_CONN_CLOSED, (uint16_t)r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
 	struct msg_conn_closed m = { c->id };
 	struct buf out = BUF_INIT;
 

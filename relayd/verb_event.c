@@ -63,7 +63,7 @@ static void verb_event_limits(const struct relayd *r, struct event_limits *lim)
 static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 {
 	uint32_t request_id = link_request_id(v->r);
-	struct msg_header h = { PROTO_VERSION, MSG_EVENT_STORE, (uint16_t)v->r->instance, request_id };
+	struct msg_header h = msg_header_for((uint16_t)v->r->instance, request_id);
 	struct msg_event_store m = { .conn_id = v->conn_id, .event = *ev };
 	struct buf out = BUF_INIT;
 

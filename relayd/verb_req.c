@@ -183,7 +183,7 @@ void verb_count(struct verb_ctx *v)
 	}
 	request_id = link_request_id(v->r);
 	{
-		struct msg_header h = { PROTO_VERSION, MSG_COUNT, (uint16_t)v->r->instance, request_id };
+		struct msg_header h = msg_header_for((uint16_t)v->r->instance, request_id);
 		struct msg_count m = { v->conn_id, { sub, (uint32_t)sub_len }, n, filters };
 		struct mail *pending = mail_new(MAIL_COUNT_PENDING, v->conn_id);
 		/* Allocated now: once the COUNT is noted, only this mail can

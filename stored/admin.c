@@ -3,152 +3,44 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/reqrep0/rep.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/jsonstr.h"
 #include "../common/log.h"
+#include "../proto/admin.h"
 #include "admin_cmds.h"
 #include "db.h"
-#include "queue.h"
 #include "stored.h"
 
-static const struct {
-	const char *name;
-	admin_fn fn;
-} admin_commands[] = {
-	{ "stats", admin__stats },
-	{ "workers", admin__workers },
-	{ "subs", admin__subs },
-	{ "config", admin__config },
-	{ "checkpoint", admin__checkpoint },
-	{ "vacuum", admin__vacuum },
-	{ "delete", admin__delete },
-	{ "ban", admin__ban },
-	{ "unban", admin__unban },
-	{ "bans", admin__bans },
-	{ "nip86", admin__nip86 },
-	{ "retention", admin__retention },
-	{ "backup", admin__backup },
-	{ "reload", admin__reload },
-	{ "export", admin__export },
-	{ "import", admin__import },
+static const admin_fn admin_handlers[ADMIN_CMD_LIMIT] = {
+	[ADMIN_CMD_STATS] = admin__stats,
+	[ADMIN_CMD_WORKERS] = admin__workers,
+	[ADMIN_CMD_SUBS] = admin__subs,
+	[ADMIN_CMD_CONFIG] = admin__config,
+	[ADMIN_CMD_CHECKPOINT] = admin__checkpoint,
+	[ADMIN_CMD_VACUUM] = admin__vacuum,
+	[ADMIN_CMD_DELETE] = admin__delete,
+	[ADMIN_CMD_BAN] = admin__ban,
+	[ADMIN_CMD_UNBAN] = admin__unban,
+	[ADMIN_CMD_BANS] = admin__bans,
+	[ADMIN_CMD_NIP86] = admin__nip86,
+	[ADMIN_CMD_RETENTION] = admin__retention,
+	[ADMIN_CMD_BACKUP] = admin__backup,
+	[ADMIN_CMD_RELOAD] = admin__reload,
+	[ADMIN_CMD_EXPORT] = admin__export,
+	[ADMIN_CMD_IMPORT] = admin__import,
 };
 
-#define ADMIN_NCOMMANDS (sizeof(admin_commands) / sizeof(admin_commands[0]))
-
-cJSON *admin__error(const char *fmt, ...)
+admin_fn admin__handler(int cmd)
 {
-	cJSON *o = cJSON_CreateObject();
-	char text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	cJSON_AddStringToObject(o, "error", text);
-	return o;
-}
-
-void admin__add_u64(cJSON *obj, const char *name, uint64_t v)
-{
-	cJSON_AddNumberToObject(obj, name, (double)v);
-}
-
-double admin__now(void)
-{
-	return (double)deadline_now_us() / 1e6;
-}
-
-uint64_t admin__file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-}
-
-int admin__filters(const cJSON *req, struct filter **out, uint32_t *n, char *why, size_t why_len)
-{
-	const cJSON *given = cJSON_GetObjectItemCaseSensitive(req, "filter"), *item;
-	uint32_t count = cJSON_IsArray(given) ? (uint32_t)cJSON_GetArraySize(given) : 1;
-	struct filter *fs;
-
-	*out = NULL;
-	*n = 0;
-	if (!given)
-		return 0;
-	if ((!cJSON_IsArray(given) && !cJSON_IsObject(given)) || count == 0 || count > 100) {
-		snprintf(why, why_len, "filter must be a filter object or an array of 1 to 100");
-		return ERR_INVAL;
-	}
-	fs = calloc(count, sizeof(*fs));
-	if (!fs)
-		return ERR_NOMEM;
-	for (item = cJSON_IsArray(given) ? given->child : given; *n < count; item = item->next) {
-		if (!cJSON_IsObject(item) || filter_parse(item, NULL, &fs[*n], why, why_len)) {
-			if (!cJSON_IsObject(item))
-				snprintf(why, why_len, "filter %u is not an object", *n);
-			filters_free(fs, *n);
-			*n = 0;
-			return ERR_INVAL;
-		}
-		(*n)++;
-	}
-	*out = fs;
-	return 0;
-}
-
-/* Queues a job carrying a reference to `job` for the writer or bcast. */
-static int admin_queue(struct admin *a, struct admin_job *job, int to_writer)
-{
-	int rc;
-
-	admin_job_hold(job);
-	if (to_writer) {
-		struct write_job *w = calloc(1, sizeof(*w));
-
-		if (!w)
-			rc = ERR_NOMEM;
-		else if ((w->admin = job, rc = queue_push(a->s->write_q, w)))
-			free(w); /* its reference is dropped below */
-	} else {
-		struct bcast_job *b = calloc(1, sizeof(*b));
-
-		if (!b)
-			rc = ERR_NOMEM;
-		else if ((b->kind = BCAST_LIST, b->admin = job, rc = queue_push(a->s->bcast_q, b)))
-			free(b);
-	}
-	if (rc)
-		admin_job_release(job);
-	return rc;
-}
-
-int admin__run(struct admin *a, struct admin_job *job, int to_writer)
-{
-	int rc = admin_queue(a, job, to_writer);
-
-	return rc ? rc : admin_job_wait(job, ADMIN_WAIT_MS);
-}
-
-cJSON *admin__job_error(const char *what, int rc)
-{
-	if (rc == ERR_TIMEOUT)
-		return admin__error("%s: no answer within %d s; it may still complete",
-				    what, ADMIN_WAIT_MS / 1000);
-	if (rc == ERR_FULL || rc == ERR_CLOSED)
-		return admin__error("%s: stored is %s; try again", what,
-				    rc == ERR_FULL ? "overloaded" : "stopping");
-	return admin__error("%s failed (%s)", what, err_name(rc));
+	return cmd >= 0 && cmd < ADMIN_CMD_LIMIT ? admin_handlers[cmd] : NULL;
 }
 
 /* The command word of a request: {"cmd": "..."} or a bare word.  Returns
@@ -156,7 +48,7 @@ cJSON *admin__job_error(const char *what, int rc)
 static cJSON *admin_request(const char *data, size_t len, char *cmd, size_t cmd_len)
 {
 	cJSON *req = cJSON_ParseWithLength(data, len);
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(req, "cmd");
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_CMD);
 
 	if (cJSON_IsString(c))
 		snprintf(cmd, cmd_len, "%s", c->valuestring);
@@ -171,17 +63,45 @@ static cJSON *admin_request(const char *data, size_t len, char *cmd, size_t cmd_
 	return req;
 }
 
+/* {"error": why, "v": ADMIN_VERSION} for a request of another version. */
+static cJSON *admin_version_error(int v)
+{
+	cJSON *o = v < 0 ? admin__error("invalid: \"%s\" must be an integer from 1 to 65535",
+					ADMIN_F_V)
+			 : admin__error("admin protocol version %d is not spoken here; this"
+					" stored speaks %d", v, ADMIN_VERSION);
+
+	cJSON_AddNumberToObject(o, ADMIN_F_V, ADMIN_VERSION);
+	return o;
+}
+
 static cJSON *admin_answer(struct admin *a, const char *cmd, const cJSON *req)
 {
+	int v = admin_request_version(req), found = admin_cmd_find(cmd);
 	char names[256] = "";
 	size_t len = 0;
 
-	for (size_t i = 0; i < ADMIN_NCOMMANDS; i++)
-		if (strcmp(cmd, admin_commands[i].name) == 0)
-			return admin_commands[i].fn(a, req);
-	for (size_t i = 0; i < ADMIN_NCOMMANDS && len < sizeof(names); i++)
-		len += (size_t)snprintf(names + len, sizeof(names) - len, " %s", admin_commands[i].name);
+	if (v != ADMIN_VERSION)
+		return admin_version_error(v);
+	if (found >= 0)
+		return admin_handlers[found](a, req);
+	for (int i = 0; i < ADMIN_CMD_LIMIT && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, " %s", admin_cmd_name(i));
 	return admin__error("unknown command '%.64s'; commands:%s", cmd, names);
+}
+
+cJSON *admin__reply(struct admin *a, const char *data, size_t len)
+{
+	char cmd[64];
+	cJSON *req, *answer;
+
+	/* An import's events would be read cut short at the NUL (jsonstr.h). */
+	if (jsonstr_has_nul_escape(data, len))
+		return admin__error("invalid: strings with \\u0000 (NUL) are not supported");
+	req = admin_request(data, len, cmd, sizeof(cmd));
+	answer = admin_answer(a, cmd, req);
+	cJSON_Delete(req);
+	return answer;
 }
 
 /* The socket file is mode 0600 already; the peer's uid (which nng reads
@@ -197,20 +117,13 @@ static bool admin_peer_allowed(nng_msg *msg)
 
 static void admin_serve(struct admin *a, nng_msg *msg)
 {
-	char cmd[64];
-	bool allowed = admin_peer_allowed(msg);
-	/* An import's events would be read cut short at the NUL (jsonstr.h). */
-	bool nul = allowed && jsonstr_has_nul_escape(nng_msg_body(msg), nng_msg_len(msg));
-	cJSON *req = allowed && !nul ? admin_request(nng_msg_body(msg), nng_msg_len(msg), cmd,
-						     sizeof(cmd))
-				     : NULL;
-	cJSON *answer = !allowed ? admin__error("permission denied: only stored's user and root may ask")
-			: nul	 ? admin__error("invalid: strings with \\u0000 (NUL) are not supported")
-				 : admin_answer(a, cmd, req);
+	cJSON *answer =
+		admin_peer_allowed(msg)
+			? admin__reply(a, nng_msg_body(msg), nng_msg_len(msg))
+			: admin__error("permission denied: only stored's user and root may ask");
 	char *text = cJSON_PrintUnformatted(answer);
 
 	cJSON_Delete(answer);
-	cJSON_Delete(req);
 	nng_msg_clear(msg);
 	if (!text || nng_msg_append(msg, text, strlen(text)) || nng_sendmsg(a->s->admin, msg, 0))
 		nng_msg_free(msg);

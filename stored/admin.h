@@ -1,10 +1,12 @@
 /*
  * admin.h - stored's admin socket (stored-admin.ipc, nng REQ/REP, mode 0600).
  *
- * A request is a JSON object {"cmd": "stats", ...arguments} or just the bare
- * command word (so `nngcat --req --dial ipc://.../stored-admin.ipc --data
- * stats --ascii` works); the reply is always one JSON object, without a
- * trailing newline.  A failure is {"error": "..."}.  Requests may be up to
+ * A request is a JSON object {"cmd": "stats", "v": 1, ...arguments} or just
+ * the bare command word (so `nngcat --req --dial ipc://.../stored-admin.ipc
+ * --data stats --ascii` works); the reply is always one JSON object, without
+ * a trailing newline.  A failure is {"error": "..."}.  A request without
+ * "v" is version 1; one of another version is refused (proto/admin.h holds
+ * the commands, the field names and the version).  Requests may be up to
  * 2 * max_message_bytes + 4 MiB; replies stay under 1 MiB except `subs`
  * (up to about 16 MiB) and an export page holding one larger event.
  *

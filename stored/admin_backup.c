@@ -13,10 +13,10 @@
 static const char *admin_backup_state(enum backup_state state)
 {
 	switch (state) {
-	case BACKUP_RUNNING: return "running";
-	case BACKUP_DONE: return "done";
-	case BACKUP_FAILED: return "failed";
-	default: return "none";
+	case BACKUP_RUNNING: return ADMIN_BACKUP_RUNNING;
+	case BACKUP_DONE: return ADMIN_BACKUP_DONE;
+	case BACKUP_FAILED: return ADMIN_BACKUP_FAILED;
+	default: return ADMIN_BACKUP_NONE;
 	}
 }
 
@@ -26,23 +26,23 @@ static cJSON *admin_backup_status(struct admin *a)
 	cJSON *reply = cJSON_CreateObject();
 
 	backup_status(a->s->backup, &st);
-	cJSON_AddStringToObject(reply, "state", admin_backup_state(st.state));
-	cJSON_AddStringToObject(reply, "path", st.path);
-	admin__add_u64(reply, "pages_done", st.pages_done);
-	admin__add_u64(reply, "pages_total", st.pages_total);
-	admin__add_u64(reply, "events", st.events);
-	admin__add_u64(reply, "max_seq", st.max_seq);
-	admin__add_u64(reply, "bytes", st.bytes);
+	cJSON_AddStringToObject(reply, ADMIN_F_STATE, admin_backup_state(st.state));
+	cJSON_AddStringToObject(reply, ADMIN_F_PATH, st.path);
+	admin__add_u64(reply, ADMIN_F_PAGES_DONE, st.pages_done);
+	admin__add_u64(reply, ADMIN_F_PAGES_TOTAL, st.pages_total);
+	admin__add_u64(reply, ADMIN_F_EVENTS, st.events);
+	admin__add_u64(reply, ADMIN_F_MAX_SEQ, st.max_seq);
+	admin__add_u64(reply, ADMIN_F_BYTES, st.bytes);
 	admin__add_u64(reply, "wal_checkpointed", st.wal_checkpointed);
-	cJSON_AddNumberToObject(reply, "seconds", st.seconds);
+	cJSON_AddNumberToObject(reply, ADMIN_F_SECONDS, st.seconds);
 	if (st.state == BACKUP_FAILED)
-		cJSON_AddStringToObject(reply, "failure", st.error);
+		cJSON_AddStringToObject(reply, ADMIN_F_FAILURE, st.error);
 	return reply;
 }
 
 cJSON *admin__backup(struct admin *a, const cJSON *req)
 {
-	const cJSON *path = cJSON_GetObjectItemCaseSensitive(req, "path");
+	const cJSON *path = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_PATH);
 	char why[512];
 
 	if (!path)

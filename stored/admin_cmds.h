@@ -1,9 +1,10 @@
 /*
  * admin_cmds.h - the admin socket's commands, shared by admin.c (the socket
- * and the dispatch table) and the files holding the handlers: admin_info.c
- * (stats, workers, subs, config, bans: reading), admin_write.c (checkpoint,
- * vacuum, ban, unban, delete: jobs for the writer) and admin_data.c (export
- * and import of events).
+ * and the dispatch table), admin_util.c (what the handlers share) and the
+ * files holding the handlers: admin_info.c (stats, workers, subs, config,
+ * bans: reading), admin_write.c (checkpoint, vacuum, ban, unban, delete:
+ * jobs for the writer) and admin_data.c (export and import of events).
+ * The command names and field names are proto/admin.h's.
  *
  * A handler gets the request object (NULL for a bare word) and returns the
  * reply object, which the caller prints and frees; a handler never returns
@@ -18,6 +19,7 @@
 #include <time.h>
 
 #include "../common/filter.h"
+#include "../proto/admin.h"
 #include "jobs.h"
 #include "rate.h"
 
@@ -40,12 +42,21 @@ struct admin {
 
 typedef cJSON *(*admin_fn)(struct admin *a, const cJSON *req);
 
-/* {"error": message}, message formatted as printf does. */
+/* admin.c: the handler of cmd (enum admin_cmd), NULL outside the enum. */
+admin_fn admin__handler(int cmd);
+
+/*
+ * admin.c: the answer to one request of len bytes at data (a JSON object
+ * or a bare command word).  A request of another version than
+ * ADMIN_VERSION, an unknown command or a \u0000 escape gets an error
+ * answer.  Never NULL; the caller prints and frees it.
+ */
+cJSON *admin__reply(struct admin *a, const char *data, size_t len);
+
+/* admin_util.c: {"error": message}, message formatted as printf does. */
 cJSON *admin__error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Adds a counter as a JSON number (exact up to 2^53). */
 void admin__add_u64(cJSON *obj, const char *name, uint64_t v);
-/* Monotonic seconds. */
-double admin__now(void);
 /* Size of the file at path, 0 if it does not exist. */
 uint64_t admin__file_size(const char *path);
 

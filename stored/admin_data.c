@@ -85,8 +85,9 @@ cJSON *admin__export(struct admin *a, const cJSON *req)
 	if (query_searches(a->s, fs, n))
 		search_watermark_await(&a->s->search, 0, (int)a->s->cfg.query_time_limit_ms);
 	filter_init(&all);
-	scope.min_seq = admin_number(req, "after", 0, 0, INT64_MAX / 2);
-	scope.limit = (uint32_t)admin_number(req, "limit", ADMIN_PAGE_ROWS, 1, ADMIN_PAGE_ROWS_MAX);
+	scope.min_seq = admin_number(req, ADMIN_F_AFTER, 0, 0, INT64_MAX / 2);
+	scope.limit =
+		(uint32_t)admin_number(req, ADMIN_F_LIMIT, ADMIN_PAGE_ROWS, 1, ADMIN_PAGE_ROWS_MAX);
 	reply = cJSON_CreateObject();
 	events = cJSON_CreateArray();
 	more = admin_export_page(a, n ? fs : &all, n ? n : 1, &scope, events);
@@ -96,9 +97,9 @@ cJSON *admin__export(struct admin *a, const cJSON *req)
 		cJSON_Delete(reply);
 		return admin__error("export: the query failed: %s", sqlite3_errmsg(a->db));
 	}
-	cJSON_AddNumberToObject(reply, "last", (double)scope.min_seq);
-	cJSON_AddBoolToObject(reply, "more", more);
-	cJSON_AddItemToObject(reply, "events", events);
+	cJSON_AddNumberToObject(reply, ADMIN_F_LAST, (double)scope.min_seq);
+	cJSON_AddBoolToObject(reply, ADMIN_F_MORE, more);
+	cJSON_AddItemToObject(reply, ADMIN_F_EVENTS, events);
 	return reply;
 }
 
@@ -202,8 +203,8 @@ static void admin_problem(cJSON *problems, uint32_t i, const char *message)
 {
 	cJSON *p = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(p, "index", i);
-	cJSON_AddStringToObject(p, "message", message ? message : "invalid");
+	cJSON_AddNumberToObject(p, ADMIN_F_INDEX, i);
+	cJSON_AddStringToObject(p, ADMIN_F_MESSAGE, message ? message : "invalid");
 	cJSON_AddItemToArray(problems, p);
 }
 
@@ -225,17 +226,17 @@ static cJSON *admin_import_reply(const struct admin_job *job, char **why)
 				      r->outcome == ADMIN_INVALID ? why[i] : r->message);
 		}
 	}
-	admin__add_u64(reply, "stored", count[0]);
-	admin__add_u64(reply, "duplicate", count[1]);
-	admin__add_u64(reply, "refused", count[2]);
-	admin__add_u64(reply, "invalid", count[3]);
-	cJSON_AddItemToObject(reply, "problems", problems);
+	admin__add_u64(reply, ADMIN_F_STORED, count[0]);
+	admin__add_u64(reply, ADMIN_F_DUPLICATE, count[1]);
+	admin__add_u64(reply, ADMIN_F_REFUSED, count[2]);
+	admin__add_u64(reply, ADMIN_F_INVALID, count[3]);
+	cJSON_AddItemToObject(reply, ADMIN_F_PROBLEMS, problems);
 	return reply;
 }
 
 cJSON *admin__import(struct admin *a, const cJSON *req)
 {
-	const cJSON *events = cJSON_GetObjectItemCaseSensitive(req, "events");
+	const cJSON *events = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_EVENTS);
 	int n = cJSON_GetArraySize(events);
 	struct admin_job *job;
 	char **why;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/buf.h"
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/hex.h"
 #include "../common/jsonstr.h"
@@ -23,9 +24,15 @@
 #define ADMIN_MAX_SUB_BYTES (16u << 20)
 #define ADMIN_MAX_BANS 10000
 
+/* Monotonic seconds. */
+static double admin_now(void)
+{
+	return (double)deadline_now_us() / 1e6;
+}
+
 void admin__sample(struct admin *a)
 {
-	double now = admin__now();
+	double now = admin_now();
 
 	if (now - a->sampled_at < 1.0)
 		return;
@@ -36,7 +43,7 @@ void admin__sample(struct admin *a)
 
 static double admin_rate(const struct rate *r, uint64_t v)
 {
-	double per_second = rate_per_second(r, admin__now(), v, ADMIN_RATE_WINDOW);
+	double per_second = rate_per_second(r, admin_now(), v, ADMIN_RATE_WINDOW);
 
 	return (double)(int64_t)(per_second * 10 + 0.5) / 10; /* one decimal */
 }
@@ -45,25 +52,25 @@ static cJSON *admin_worker(int w, const struct stored_worker_report *r, time_t n
 {
 	cJSON *item = cJSON_CreateObject();
 
-	cJSON_AddNumberToObject(item, "worker", w);
-	admin__add_u64(item, "pid", r->pid);
+	cJSON_AddNumberToObject(item, ADMIN_F_WORKER, w);
+	admin__add_u64(item, ADMIN_F_PID, r->pid);
 	admin__add_u64(item, "started_at", r->started_at);
-	admin__add_u64(item, "uptime_seconds",
+	admin__add_u64(item, ADMIN_F_UPTIME_SECONDS,
 		       (uint64_t)now > r->started_at ? (uint64_t)now - r->started_at : 0);
-	admin__add_u64(item, "connections", r->connections);
-	admin__add_u64(item, "subscriptions", r->subscriptions);
-	admin__add_u64(item, "messages_in", r->messages_in);
-	admin__add_u64(item, "messages_out", r->messages_out);
-	admin__add_u64(item, "events_rejected", r->events_rejected);
-	admin__add_u64(item, "rate_limited", r->rate_limited);
-	admin__add_u64(item, "conns_refused", r->conns_refused);
-	admin__add_u64(item, "lane_refused", r->lane_refused);
-	admin__add_u64(item, "reads_paused", r->reads_paused);
+	admin__add_u64(item, ADMIN_F_CONNECTIONS, r->connections);
+	admin__add_u64(item, ADMIN_F_SUBSCRIPTIONS, r->subscriptions);
+	admin__add_u64(item, ADMIN_F_MESSAGES_IN, r->messages_in);
+	admin__add_u64(item, ADMIN_F_MESSAGES_OUT, r->messages_out);
+	admin__add_u64(item, ADMIN_F_EVENTS_REJECTED, r->events_rejected);
+	admin__add_u64(item, ADMIN_F_RATE_LIMITED, r->rate_limited);
+	admin__add_u64(item, ADMIN_F_CONNS_REFUSED, r->conns_refused);
+	admin__add_u64(item, ADMIN_F_LANE_REFUSED, r->lane_refused);
+	admin__add_u64(item, ADMIN_F_READS_PAUSED, r->reads_paused);
 	admin__add_u64(item, "requests_on_loop", r->requests_on_loop);
-	admin__add_u64(item, "deliver_gaps", r->deliver_gaps);
-	admin__add_u64(item, "listener_restarts", r->listener_restarts);
+	admin__add_u64(item, ADMIN_F_DELIVER_GAPS, r->deliver_gaps);
+	admin__add_u64(item, ADMIN_F_LISTENER_RESTARTS, r->listener_restarts);
 	admin__add_u64(item, "unmasked_closed", r->unmasked_closed);
-	admin__add_u64(item, "store_timeouts", r->store_timeouts);
+	admin__add_u64(item, ADMIN_F_STORE_TIMEOUTS, r->store_timeouts);
 	return item;
 }
 
@@ -152,7 +159,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
 	admin_query_pool(o, s->query_q);
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
-	cJSON_AddItemToObject(o, "worker_list", workers);
+	cJSON_AddItemToObject(o, ADMIN_F_WORKER_LIST, workers);
 	return o;
 }
 
@@ -160,7 +167,7 @@ cJSON *admin__workers(struct admin *a, const cJSON *req)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddItemToObject(o, "worker_list", admin_worker_list(a->s));
+	cJSON_AddItemToObject(o, ADMIN_F_WORKER_LIST, admin_worker_list(a->s));
 	return o;
 }
 
@@ -209,16 +216,16 @@ static cJSON *admin_subs_reply(struct admin_job *job)
 			cJSON_AddItemToArray(list, cJSON_CreateRaw(text.data));
 	}
 	buf_free(&text);
-	admin__add_u64(o, "total", job->total_subs);
-	admin__add_u64(o, "listed", job->nsubs);
-	cJSON_AddBoolToObject(o, "truncated", job->truncated);
-	cJSON_AddItemToObject(o, "subscriptions", list);
+	admin__add_u64(o, ADMIN_F_TOTAL, job->total_subs);
+	admin__add_u64(o, ADMIN_F_LISTED, job->nsubs);
+	cJSON_AddBoolToObject(o, ADMIN_F_TRUNCATED, job->truncated);
+	cJSON_AddItemToObject(o, ADMIN_F_SUBSCRIPTIONS, list);
 	return o;
 }
 
 cJSON *admin__subs(struct admin *a, const cJSON *req)
 {
-	const cJSON *max = cJSON_GetObjectItemCaseSensitive(req, "max");
+	const cJSON *max = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_MAX);
 	struct admin_job *job = admin_job_new(ADMIN_OP_LIST_SUBS, 1, 0);
 	cJSON *reply;
 	int rc;
@@ -264,9 +271,9 @@ static cJSON *admin_ban_item(sqlite3_stmt *st)
 
 	if (sqlite3_column_bytes(st, 0) == 32)
 		hex_encode(sqlite3_column_blob(st, 0), 32, hex);
-	cJSON_AddStringToObject(item, "pubkey", hex);
-	cJSON_AddStringToObject(item, "reason", (const char *)sqlite3_column_text(st, 1));
-	cJSON_AddNumberToObject(item, "created_at", (double)sqlite3_column_int64(st, 2));
+	cJSON_AddStringToObject(item, ADMIN_F_PUBKEY, hex);
+	cJSON_AddStringToObject(item, ADMIN_F_REASON, (const char *)sqlite3_column_text(st, 1));
+	cJSON_AddNumberToObject(item, ADMIN_F_CREATED_AT, (double)sqlite3_column_int64(st, 2));
 	return item;
 }
 
@@ -282,7 +289,7 @@ cJSON *admin__bans(struct admin *a, const cJSON *req)
 	if (sqlite3_prepare_v2(a->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return admin__error("bans: %s", sqlite3_errmsg(a->db));
 	o = cJSON_CreateObject();
-	list = cJSON_AddArrayToObject(o, "bans");
+	list = cJSON_AddArrayToObject(o, ADMIN_F_BANS);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		if (n++ < ADMIN_MAX_BANS)
 			cJSON_AddItemToArray(list, admin_ban_item(st));
@@ -291,7 +298,7 @@ cJSON *admin__bans(struct admin *a, const cJSON *req)
 		cJSON_Delete(o);
 		return admin__error("bans: %s", sqlite3_errmsg(a->db));
 	}
-	admin__add_u64(o, "total", n);
-	cJSON_AddBoolToObject(o, "truncated", n > ADMIN_MAX_BANS);
+	admin__add_u64(o, ADMIN_F_TOTAL, n);
+	cJSON_AddBoolToObject(o, ADMIN_F_TRUNCATED, n > ADMIN_MAX_BANS);
 	return o;
 }

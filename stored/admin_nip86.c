@@ -32,7 +32,7 @@ static cJSON *nip86_error(const char *message)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddStringToObject(o, "error", message);
+	cJSON_AddStringToObject(o, ADMIN_F_ERROR, message);
 	return o;
 }
 
@@ -40,7 +40,7 @@ static cJSON *nip86_result(cJSON *value)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	cJSON_AddItemToObject(o, "result", value);
+	cJSON_AddItemToObject(o, ADMIN_F_RESULT, value);
 	return o;
 }
 
@@ -232,7 +232,7 @@ static cJSON *nip86_supported(struct admin *a, const struct nip86_method *m, con
  * HTTP body as it came). */
 static cJSON *nip86_request(const cJSON *req, cJSON **owned)
 {
-	const cJSON *r = cJSON_GetObjectItemCaseSensitive(req, "request");
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_REQUEST);
 
 	*owned = NULL;
 	if (cJSON_IsString(r))
@@ -243,8 +243,8 @@ static cJSON *nip86_request(const cJSON *req, cJSON **owned)
 cJSON *admin__nip86(struct admin *a, const cJSON *req)
 {
 	cJSON *owned, *request = nip86_request(req, &owned);
-	const cJSON *method = cJSON_GetObjectItemCaseSensitive(request, "method");
-	const cJSON *params = cJSON_GetObjectItemCaseSensitive(request, "params");
+	const cJSON *method = cJSON_GetObjectItemCaseSensitive(request, ADMIN_F_METHOD);
+	const cJSON *params = cJSON_GetObjectItemCaseSensitive(request, ADMIN_F_PARAMS);
 	cJSON *reply = NULL;
 
 	if (!cJSON_IsString(method))

@@ -14,7 +14,8 @@
 cJSON *admin__reload(struct admin *a, const cJSON *req)
 {
 	struct stored *s = a->s;
-	cJSON *reply = cJSON_CreateObject(), *workers = cJSON_AddArrayToObject(reply, "workers");
+	cJSON *reply = cJSON_CreateObject();
+	cJSON *workers = cJSON_AddArrayToObject(reply, ADMIN_F_WORKERS);
 
 	pthread_mutex_lock(&s->workers_lock);
 	for (int w = 0; w < STORED_MAX_WORKERS; w++) {
@@ -24,6 +25,6 @@ cJSON *admin__reload(struct admin *a, const cJSON *req)
 			cJSON_AddItemToArray(workers, cJSON_CreateNumber(w));
 	}
 	pthread_mutex_unlock(&s->workers_lock);
-	cJSON_AddBoolToObject(reply, "stored", kill(getpid(), SIGHUP) == 0);
+	cJSON_AddBoolToObject(reply, ADMIN_F_STORED, kill(getpid(), SIGHUP) == 0);
 	return reply;
 }

@@ -42,15 +42,15 @@ cJSON *admin__retention(struct admin *a, const cJSON *req)
 	if (retention_parse(a->s->cfg.retention, &rules, err, sizeof(err)))
 		return admin__error("%s", err);
 	reply = cJSON_CreateObject();
-	cJSON_AddStringToObject(reply, "retention", a->s->cfg.retention);
-	list = cJSON_AddArrayToObject(reply, "rules");
+	cJSON_AddStringToObject(reply, ADMIN_F_RETENTION, a->s->cfg.retention);
+	list = cJSON_AddArrayToObject(reply, ADMIN_F_RULES);
 	for (uint32_t i = 0; i < rules.nrules; i++) {
 		cJSON *item = cJSON_CreateObject();
 		int64_t n = retention_count(a, &rules, i, now);
 
-		cJSON_AddNumberToObject(item, "rule", i + 1);
-		cJSON_AddNumberToObject(item, "days", rules.rule[i].days);
-		cJSON_AddNumberToObject(item, "would_delete", (double)n);
+		cJSON_AddNumberToObject(item, ADMIN_F_RULE, i + 1);
+		cJSON_AddNumberToObject(item, ADMIN_F_DAYS, rules.rule[i].days);
+		cJSON_AddNumberToObject(item, ADMIN_F_WOULD_DELETE, (double)n);
 		cJSON_AddItemToArray(list, item);
 	}
 	return reply;

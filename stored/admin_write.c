@@ -47,8 +47,8 @@ static uint64_t admin_wal_size(struct admin *a)
 
 static void admin_add_wal(struct admin *a, cJSON *o)
 {
-	admin__add_u64(o, "db_bytes", admin__file_size(a->s->db_path));
-	admin__add_u64(o, "wal_bytes", admin_wal_size(a));
+	admin__add_u64(o, ADMIN_F_DB_BYTES, admin__file_size(a->s->db_path));
+	admin__add_u64(o, ADMIN_F_WAL_BYTES, admin_wal_size(a));
 }
 
 /* A TRUNCATE checkpoint waits for every reader, and a backup reads one
@@ -73,8 +73,8 @@ cJSON *admin__checkpoint(struct admin *a, const cJSON *req)
 	if (!job)
 		return reply;
 	reply = cJSON_CreateObject();
-	cJSON_AddBoolToObject(reply, "busy", job->values[0] != 0);
-	admin__add_u64(reply, "wal_bytes_before", before);
+	cJSON_AddBoolToObject(reply, ADMIN_F_BUSY, job->values[0] != 0);
+	admin__add_u64(reply, ADMIN_F_WAL_BYTES_BEFORE, before);
 	admin_add_wal(a, reply);
 	admin_job_release(job);
 	return reply;
@@ -91,9 +91,9 @@ cJSON *admin__vacuum(struct admin *a, const cJSON *req)
 	if (!job)
 		return reply;
 	reply = cJSON_CreateObject();
-	admin__add_u64(reply, "db_bytes_before", before);
+	admin__add_u64(reply, ADMIN_F_DB_BYTES_BEFORE, before);
 	admin_add_wal(a, reply);
-	cJSON_AddBoolToObject(reply, "busy", job->values[0] != 0);
+	cJSON_AddBoolToObject(reply, ADMIN_F_BUSY, job->values[0] != 0);
 	admin_job_release(job);
 	return reply;
 }
@@ -101,7 +101,7 @@ cJSON *admin__vacuum(struct admin *a, const cJSON *req)
 /* The request's "pubkey" (64 lowercase hex) into out; 0 or ERR_INVAL. */
 static int admin_pubkey(const cJSON *req, uint8_t out[32])
 {
-	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(req, "pubkey");
+	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_PUBKEY);
 
 	if (!cJSON_IsString(pk) || strlen(pk->valuestring) != 64 ||
 	    hex_decode(pk->valuestring, 64, out, 32))
@@ -112,7 +112,7 @@ static int admin_pubkey(const cJSON *req, uint8_t out[32])
 /* BAN or UNBAN of the request's pubkey; values[0] says whether it changed. */
 static cJSON *admin_ban_op(struct admin *a, const cJSON *req, enum admin_op op)
 {
-	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(req, "reason");
+	const cJSON *reason = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_REASON);
 	struct admin_job *job = admin_job_new(op, 1, 0);
 	char hex[65];
 	cJSON *reply = NULL;
@@ -131,16 +131,16 @@ static cJSON *admin_ban_op(struct admin *a, const cJSON *req, enum admin_op op)
 		return reply;
 	hex_encode(job->pubkey, 32, hex);
 	reply = cJSON_CreateObject();
-	cJSON_AddStringToObject(reply, "pubkey", hex);
+	cJSON_AddStringToObject(reply, ADMIN_F_PUBKEY, hex);
 	if (op == ADMIN_OP_BAN) {
 		log_info("admin: banned %s", hex);
 		cJSON_AddBoolToObject(reply, "banned", 1);
-		cJSON_AddBoolToObject(reply, "was_banned", job->values[0] == 0);
+		cJSON_AddBoolToObject(reply, ADMIN_F_WAS_BANNED, job->values[0] == 0);
 		cJSON_AddStringToObject(reply, "note", "events already stored are kept; "
 				       "delete {\"authors\":[pubkey]} removes them");
 	} else {
 		log_info("admin: unbanned %s", hex);
-		cJSON_AddBoolToObject(reply, "unbanned", job->values[0] != 0);
+		cJSON_AddBoolToObject(reply, ADMIN_F_UNBANNED, job->values[0] != 0);
 	}
 	admin_job_release(job);
 	return reply;
@@ -176,8 +176,8 @@ static cJSON *admin_delete_count(struct admin *a, const struct filter *fs, uint3
 	count = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	reply = cJSON_CreateObject();
-	cJSON_AddBoolToObject(reply, "dry_run", 1);
-	cJSON_AddNumberToObject(reply, "matched", (double)count);
+	cJSON_AddBoolToObject(reply, ADMIN_F_DRY_RUN, 1);
+	cJSON_AddNumberToObject(reply, ADMIN_F_MATCHED, (double)count);
 	return reply;
 }
 
@@ -193,7 +193,7 @@ cJSON *admin__delete(struct admin *a, const cJSON *req)
 		return admin__error("delete: %s", why);
 	if (n == 0)
 		return admin__error("delete needs a filter, e.g. {\"authors\":[\"<hex>\"]}");
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, "dry_run"))) {
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_DRY_RUN))) {
 		reply = admin_delete_count(a, fs, n);
 		filters_free(fs, n);
 		return reply;
@@ -209,7 +209,7 @@ cJSON *admin__delete(struct admin *a, const cJSON *req)
 	if (!job)
 		return reply;
 	reply = cJSON_CreateObject();
-	cJSON_AddNumberToObject(reply, "deleted", (double)job->values[0]);
+	cJSON_AddNumberToObject(reply, ADMIN_F_DELETED, (double)job->values[0]);
 	admin_job_release(job);
 	return reply;
 }

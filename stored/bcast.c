@@ -74,7 +74,7 @@ static void bcast_collect(void *arg, uint16_t worker, uint64_t conn_id, uint32_t
 static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *ev)
 {
 	struct bcast_targets *t = &b->targets[worker];
-	struct msg_header h = { PROTO_VERSION, MSG_DELIVER, worker, b->peers[worker].hello_id };
+	struct msg_header h = msg_header_for(worker, b->peers[worker].hello_id);
 	struct msg_deliver d = { ++b->peers[worker].seq, (uint64_t)b->current_seq,
 				 { ev->json, ev->json_len }, t->n, t->items, ev->expiration };
 

@@ -27,7 +27,7 @@ struct manage_call {
 
 static void manage_answer(struct manage_call *c, const char *json, size_t len)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_MANAGE_RESULT, c->to.worker, c->to.request_id };
+	struct msg_header h = msg_header_for(c->to.worker, c->to.request_id);
 	struct msg_manage_result r = { { json, (uint32_t)len } };
 	struct buf out = BUF_INIT;
 

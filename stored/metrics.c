@@ -268,7 +268,7 @@ static void metrics_refresh(struct metrics *m, time_t now)
 
 static void metrics_publish(struct metrics *m)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_METRICS, 0xffff, 0 };
+	struct msg_header h = msg_header_for(MSG_WORKER_ALL, 0);
 	struct histo ok = { 0 };
 	uint32_t workers = 0;
 	double conns = 0;
@@ -324,7 +324,7 @@ static void metrics_publish_policy(struct metrics *m)
 {
 	static char name[256], description[256], icon[256], ips[MSG_POLICY_MAX_IPS][64];
 	static struct msg_str views[MSG_POLICY_MAX_IPS];
-	struct msg_header h = { PROTO_VERSION, MSG_POLICY, 0xffff, 0 };
+	struct msg_header h = msg_header_for(MSG_WORKER_ALL, 0);
 	struct msg_policy p = { .blocked_ips = views };
 	sqlite3_stmt *st;
 

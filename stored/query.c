@@ -79,8 +79,7 @@ static int query_seen_insert(struct query_worker *q, int64_t seq)
  * which also ends the history (even with no events pending). */
 static void query_send_chunk(struct query_worker *q, const struct query_job *job, bool last)
 {
-	struct msg_header h = { PROTO_VERSION, last ? MSG_QUERY_LAST : MSG_QUERY_EVENTS,
-				job->to.worker, job->to.request_id };
+	struct msg_header h = msg_header_for(job->to.worker, job->to.request_id);
 	struct msg_query_last m = { { job->conn_id, job->sub_serial, q->nevents, q->events },
 				    (uint64_t)job->max_seq };
 	int rc;
@@ -231,7 +230,7 @@ static void query_count(struct query_worker *q, const struct query_job *job)
 	/* relayd refuses a COUNT that could count private events. */
 	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), 0, q->s->cfg.search != 0,
 				     false, NULL, 0, NULL, 0 };
-	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, job->to.worker, job->to.request_id };
+	struct msg_header h = msg_header_for(job->to.worker, job->to.request_id);
 	struct msg_count_result r = { .conn_id = job->conn_id,
 				      .sub_id = { job->sub_id, job->sub_id_len } };
 

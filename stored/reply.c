@@ -146,7 +146,7 @@ void reply_close_all(struct stored *s)
 int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
 		       uint32_t serial, int64_t max_seq, const char *why)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_QUERY_DONE, to->worker, to->request_id };
+	struct msg_header h = msg_header_for(to->worker, to->request_id);
 	struct msg_query_done d = { conn_id, serial, MSG_QUERY_CLOSED, (uint64_t)max_seq,
 				    { why, (uint32_t)strlen(why) } };
 	struct buf out = BUF_INIT;
@@ -161,7 +161,7 @@ int reply_query_closed(struct stored *s, const struct rpc_return *to, uint64_t c
 int reply_count_closed(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
 		       const char *sub_id, uint32_t sub_id_len, const char *why)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_COUNT_RESULT, to->worker, to->request_id };
+	struct msg_header h = msg_header_for(to->worker, to->request_id);
 	struct msg_count_result r = { .conn_id = conn_id, .sub_id = { sub_id, sub_id_len },
 				      .status = MSG_QUERY_CLOSED,
 				      .message = { why, (uint32_t)strlen(why) } };

@@ -63,7 +63,7 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 {
 	struct msg_hello m;
 	struct msg_hello_ack ack = { s->boot_id };
-	struct msg_header h = { PROTO_VERSION, MSG_HELLO_ACK, to->worker, to->request_id };
+	struct msg_header h = msg_header_for(to->worker, to->request_id);
 	struct buf out = BUF_INIT;
 	struct bcast_job *job;
 
@@ -92,7 +92,7 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 static void rpc_answer_event(struct stored *s, const struct rpc_return *to, uint64_t conn_id,
 			     const uint8_t *id, bool accepted, const char *why)
 {
-	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULT, to->worker, to->request_id };
+	struct msg_header h = msg_header_for(to->worker, to->request_id);
 	struct msg_event_result r = { .conn_id = conn_id, .accepted = accepted,
 				      .message = { why, (uint32_t)strlen(why) } };
 	struct buf out = BUF_INIT;
@@ -391,7 +391,7 @@ static void rpc_dispatch_one(struct stored *s, uint32_t pipe, const uint8_t *dat
 		if (err == ERR_VERSION && !atomic_exchange(&told, true))
 			log_warnx("a worker speaks protocol version %u and this stored %u: its requests"
 				  " are dropped; restart relay.target so that all run one build",
-				  h.version, PROTO_VERSION);
+				  h.version, msg_version());
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}

@@ -120,7 +120,7 @@ static bool writer_same_route(const struct rpc_return *a, const struct rpc_retur
 static void writer_send_group(struct writer *w, const struct rpc_return *to, size_t count)
 {
 	struct buf out = BUF_INIT;
-	struct msg_header h = { PROTO_VERSION, MSG_EVENT_RESULTS, to->worker, 0 };
+	struct msg_header h = msg_header_for(to->worker, 0);
 	struct msg_event_results m = { (uint32_t)count, w->group };
 
 	if (msg_encode_event_results(&out, &h, &m) == 0)

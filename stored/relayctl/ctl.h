@@ -12,11 +12,13 @@
 #include <nng/nng.h>
 
 #include "../../common/config.h"
+#include "../../proto/admin.h"
 
 struct ctl {
 	struct config cfg;
 	const char *config_path;
 	const char *command;
+	enum admin_cmd cmd; /* the command named by command */
 	char **args; /* the command's own arguments */
 	int nargs;
 	int json;    /* --json: print stored's JSON as it came */
@@ -30,7 +32,8 @@ struct ctl {
 int ctl_open(struct ctl *c);
 
 /*
- * Sends req (a JSON object; it gets "cmd" added if missing) and waits for
+ * Sends req (a JSON object; it gets "cmd" and "v" added where missing,
+ * admin_request_stamp()) and waits for
  * the reply.  Returns 0 with *reply parsed (the caller frees it) and, when
  * text is not NULL, *text the reply as sent (free()), or 1 after telling
  * stderr why (unreachable, timed out, not JSON).  A reply {"error": ...} is

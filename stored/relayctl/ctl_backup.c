@@ -31,25 +31,27 @@ static const char *ctl_str(const cJSON *obj, const char *name)
 
 static void ctl_show_backup(const cJSON *reply)
 {
-	const char *state = ctl_str(reply, "state");
+	const char *state = ctl_str(reply, ADMIN_F_STATE);
 
-	if (strcmp(state, "none") == 0) {
+	if (strcmp(state, ADMIN_BACKUP_NONE) == 0) {
 		printf("no backup since stored started\n");
 		return;
 	}
 	/* fputs, not %s: GCC's sanitizer builds see a NULL in ctl_str. */
 	fputs("backup to ", stdout);
-	fputs(ctl_str(reply, "path"), stdout);
+	fputs(ctl_str(reply, ADMIN_F_PATH), stdout);
 	fputs(": ", stdout);
 	fputs(state, stdout);
-	printf(", %.0f of %.0f pages, %.0f events (newest seq %.0f)", ctl_num(reply, "pages_done"),
-	       ctl_num(reply, "pages_total"), ctl_num(reply, "events"), ctl_num(reply, "max_seq"));
-	if (strcmp(state, "done") == 0)
-		printf(", %.0f bytes", ctl_num(reply, "bytes"));
-	printf(", %.1f s", ctl_num(reply, "seconds"));
+	printf(", %.0f of %.0f pages, %.0f events (newest seq %.0f)",
+	       ctl_num(reply, ADMIN_F_PAGES_DONE), ctl_num(reply, ADMIN_F_PAGES_TOTAL),
+	       ctl_num(reply, ADMIN_F_EVENTS), ctl_num(reply, ADMIN_F_MAX_SEQ));
+	if (strcmp(state, ADMIN_BACKUP_DONE) == 0)
+		printf(", %.0f bytes", ctl_num(reply, ADMIN_F_BYTES));
+	printf(", %.1f s", ctl_num(reply, ADMIN_F_SECONDS));
 	printf("\n");
-	if (strcmp(state, "failed") == 0)
-		fprintf(stderr, "relayctl: the backup failed: %s\n", ctl_str(reply, "failure"));
+	if (strcmp(state, ADMIN_BACKUP_FAILED) == 0)
+		fprintf(stderr, "relayctl: the backup failed: %s\n",
+			ctl_str(reply, ADMIN_F_FAILURE));
 }
 
 /* Whether the copy stored reports as done is the file this shell sees at
@@ -58,7 +60,7 @@ static int ctl_backup_visible(const cJSON *reply, const char *path)
 {
 	struct stat st;
 
-	if (strcmp(ctl_str(reply, "path"), path) != 0) {
+	if (strcmp(ctl_str(reply, ADMIN_F_PATH), path) != 0) {
 		/* Another backup began: ours ended, and only a complete copy
 		 * has the name. */
 		if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
@@ -66,9 +68,10 @@ static int ctl_backup_visible(const cJSON *reply, const char *path)
 		fprintf(stderr, "relayctl: another backup began; %s was not made\n", path);
 		return 1;
 	}
-	if (strcmp(ctl_str(reply, "state"), "done") != 0)
+	if (strcmp(ctl_str(reply, ADMIN_F_STATE), ADMIN_BACKUP_DONE) != 0)
 		return 1;
-	if (lstat(path, &st) || !S_ISREG(st.st_mode) || (double)st.st_size != ctl_num(reply, "bytes")) {
+	if (lstat(path, &st) || !S_ISREG(st.st_mode) ||
+	    (double)st.st_size != ctl_num(reply, ADMIN_F_BYTES)) {
 		fprintf(stderr, "relayctl: stored wrote %s, but this shell does not see that file"
 			" (stored's private /tmp under systemd?); back up into its state directory\n",
 			path);
@@ -84,7 +87,7 @@ static int ctl_backup_ask(struct ctl *c, const char *path, cJSON **reply, char *
 	int status;
 
 	if (path)
-		cJSON_AddStringToObject(req, "path", path);
+		cJSON_AddStringToObject(req, ADMIN_F_PATH, path);
 	status = ctl_call(c, req, reply, text);
 	cJSON_Delete(req);
 	if (status == 0 && ctl_failed(*reply)) {
@@ -97,10 +100,11 @@ static int ctl_backup_ask(struct ctl *c, const char *path, cJSON **reply, char *
 
 static void ctl_backup_progress(const cJSON *reply)
 {
-	double total = ctl_num(reply, "pages_total");
+	double total = ctl_num(reply, ADMIN_F_PAGES_TOTAL);
 
 	fprintf(stderr, "\rbackup: %3.0f%% of %.0f pages, %.0f s", total > 0 ?
-		100 * ctl_num(reply, "pages_done") / total : 0, total, ctl_num(reply, "seconds"));
+		100 * ctl_num(reply, ADMIN_F_PAGES_DONE) / total : 0, total,
+		ctl_num(reply, ADMIN_F_SECONDS));
 }
 
 int ctl_backup(struct ctl *c)
@@ -124,8 +128,9 @@ int ctl_backup(struct ctl *c)
 		snprintf(path, sizeof(path), "%s", c->args[0]);
 	}
 	status = ctl_backup_ask(c, c->nargs ? path : NULL, &reply, &text);
-	while (status == 0 && c->nargs && strcmp(ctl_str(reply, "state"), "running") == 0 &&
-	       strcmp(ctl_str(reply, "path"), path) == 0) {
+	while (status == 0 && c->nargs &&
+	       strcmp(ctl_str(reply, ADMIN_F_STATE), ADMIN_BACKUP_RUNNING) == 0 &&
+	       strcmp(ctl_str(reply, ADMIN_F_PATH), path) == 0) {
 		if (tty && !c->json)
 			ctl_backup_progress(reply);
 		cJSON_Delete(reply);

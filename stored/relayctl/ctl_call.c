@@ -38,9 +38,7 @@ int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 	size_t len = 0;
 	int rv;
 
-	if (!cJSON_HasObjectItem(req, "cmd"))
-		cJSON_AddStringToObject(req, "cmd", c->command);
-	request = cJSON_PrintUnformatted(req);
+	request = admin_request_stamp(req, c->cmd) ? NULL : cJSON_PrintUnformatted(req);
 	if (!request)
 		return 1;
 	rv = nng_send(c->sock, request, strlen(request), 0);
@@ -64,7 +62,7 @@ int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 
 int ctl_failed(const cJSON *reply)
 {
-	const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, "error");
+	const cJSON *error = cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_ERROR);
 
 	if (!error)
 		return 0;

@@ -35,7 +35,7 @@ static size_t ctl_export_page(const cJSON *reply)
 	const cJSON *ev;
 	size_t n = 0;
 
-	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, "events")) {
+	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_EVENTS)) {
 		char *line = cJSON_PrintUnformatted(ev);
 
 		if (line) {
@@ -63,15 +63,15 @@ int ctl_export(struct ctl *c)
 		cJSON *req = cJSON_CreateObject();
 
 		if (filter)
-			cJSON_AddItemReferenceToObject(req, "filter", filter);
-		cJSON_AddNumberToObject(req, "after", last);
-		cJSON_AddNumberToObject(req, "limit", CTL_PAGE_ROWS);
+			cJSON_AddItemReferenceToObject(req, ADMIN_F_FILTER, filter);
+		cJSON_AddNumberToObject(req, ADMIN_F_AFTER, last);
+		cJSON_AddNumberToObject(req, ADMIN_F_LIMIT, CTL_PAGE_ROWS);
 		status = ctl_call(c, req, &reply, NULL) || ctl_failed(reply);
 		cJSON_Delete(req);
 		if (status == 0) {
 			total += ctl_export_page(reply);
-			last = ctl_num(reply, "last");
-			more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "more"));
+			last = ctl_num(reply, ADMIN_F_LAST);
+			more = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_MORE));
 			if (tty)
 				fprintf(stderr, "\rexported %zu events", total);
 		}
@@ -93,7 +93,7 @@ int ctl_export(struct ctl *c)
 struct ctl_import {
 	struct ctl *c;
 	struct sig_verifier *verifier;
-	struct buf batch;      /* `{"cmd":"import","events":[` e1,e2,... */
+	struct buf batch;      /* `{"events":[` e1,e2,... (ctl_call adds cmd, v) */
 	unsigned long *lines;  /* the line number of each event in the batch */
 	unsigned n;            /* events in the batch */
 	unsigned long lineno;  /* lines read */
@@ -113,13 +113,13 @@ static void ctl_import_tally(struct ctl_import *im, const cJSON *reply)
 {
 	const cJSON *p;
 
-	im->stored += (unsigned long)ctl_num(reply, "stored");
-	im->duplicate += (unsigned long)ctl_num(reply, "duplicate");
-	im->refused += (unsigned long)ctl_num(reply, "refused");
-	im->invalid += (unsigned long)ctl_num(reply, "invalid");
-	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(reply, "problems")) {
-		unsigned i = (unsigned)ctl_num(p, "index");
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(p, "message");
+	im->stored += (unsigned long)ctl_num(reply, ADMIN_F_STORED);
+	im->duplicate += (unsigned long)ctl_num(reply, ADMIN_F_DUPLICATE);
+	im->refused += (unsigned long)ctl_num(reply, ADMIN_F_REFUSED);
+	im->invalid += (unsigned long)ctl_num(reply, ADMIN_F_INVALID);
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_PROBLEMS)) {
+		unsigned i = (unsigned)ctl_num(p, ADMIN_F_INDEX);
+		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(p, ADMIN_F_MESSAGE);
 
 		fprintf(stderr, "%sline %lu: %s\n", im->tty ? "\r\033[K" : "",
 			i < im->n ? im->lines[i] : 0, cJSON_IsString(msg) ? msg->valuestring : "?");
@@ -189,7 +189,7 @@ static int ctl_import_add(struct ctl_import *im, const char *line, size_t len)
 	if (im->n && (im->n == CTL_BATCH_EVENTS || im->batch.len + len + 3 > CTL_BATCH_BYTES) &&
 	    ctl_import_flush(im))
 		return 1;
-	if ((im->n == 0 && buf_append_str(&im->batch, "{\"cmd\":\"import\",\"events\":[")) ||
+	if ((im->n == 0 && buf_append_str(&im->batch, "{\"" ADMIN_F_EVENTS "\":[")) ||
 	    (im->n && buf_append_byte(&im->batch, ',')) || buf_append(&im->batch, line, len))
 		return 1;
 	im->lines[im->n++] = im->lineno;

@@ -24,7 +24,7 @@ static void ctl_show_value(const char *indent, const cJSON *item)
 /* One line per worker. */
 void ctl_show_workers(const cJSON *reply)
 {
-	const cJSON *list = cJSON_GetObjectItemCaseSensitive(reply, "worker_list"), *w;
+	const cJSON *list = cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_WORKER_LIST), *w;
 
 	if (cJSON_GetArraySize(list) == 0)
 		printf("no worker is connected\n");
@@ -33,13 +33,14 @@ void ctl_show_workers(const cJSON *reply)
 		       "%.0f messages in, %.0f out, %.0f events rejected, %.0f rate-limited, "
 		       "%.0f connections refused, %.0f reads paused, %.0f lane-refused, "
 		       "%.0f deliver gaps, %.0f listener restarts, %.0f store timeouts\n",
-		       ctl_num(w, "worker"), ctl_num(w, "pid"), ctl_num(w, "uptime_seconds"),
-		       ctl_num(w, "connections"), ctl_num(w, "subscriptions"),
-		       ctl_num(w, "messages_in"), ctl_num(w, "messages_out"),
-		       ctl_num(w, "events_rejected"), ctl_num(w, "rate_limited"),
-		       ctl_num(w, "conns_refused"), ctl_num(w, "reads_paused"),
-		       ctl_num(w, "lane_refused"), ctl_num(w, "deliver_gaps"),
-		       ctl_num(w, "listener_restarts"), ctl_num(w, "store_timeouts"));
+		       ctl_num(w, ADMIN_F_WORKER), ctl_num(w, ADMIN_F_PID),
+		       ctl_num(w, ADMIN_F_UPTIME_SECONDS),
+		       ctl_num(w, ADMIN_F_CONNECTIONS), ctl_num(w, ADMIN_F_SUBSCRIPTIONS),
+		       ctl_num(w, ADMIN_F_MESSAGES_IN), ctl_num(w, ADMIN_F_MESSAGES_OUT),
+		       ctl_num(w, ADMIN_F_EVENTS_REJECTED), ctl_num(w, ADMIN_F_RATE_LIMITED),
+		       ctl_num(w, ADMIN_F_CONNS_REFUSED), ctl_num(w, ADMIN_F_READS_PAUSED),
+		       ctl_num(w, ADMIN_F_LANE_REFUSED), ctl_num(w, ADMIN_F_DELIVER_GAPS),
+		       ctl_num(w, ADMIN_F_LISTENER_RESTARTS), ctl_num(w, ADMIN_F_STORE_TIMEOUTS));
 }
 
 void ctl_show_stats(const cJSON *reply)
@@ -63,18 +64,18 @@ void ctl_show_subs(const cJSON *reply)
 {
 	const cJSON *s;
 
-	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(reply, "subscriptions")) {
-		char *filters = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, "filters"));
-		char *quoted = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, "sub_id"));
+	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_SUBSCRIPTIONS)) {
+		char *filters = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, ADMIN_F_FILTERS));
+		char *quoted = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, ADMIN_F_SUB_ID));
 
-		printf("worker %.0f  conn %.0f  sub %s  %s\n", ctl_num(s, "worker"),
-		       ctl_num(s, "conn_id"), quoted ? quoted : "?", filters ? filters : "?");
+		printf("worker %.0f  conn %.0f  sub %s  %s\n", ctl_num(s, ADMIN_F_WORKER),
+		       ctl_num(s, ADMIN_F_CONN_ID), quoted ? quoted : "?", filters ? filters : "?");
 		cJSON_free(filters);
 		cJSON_free(quoted);
 	}
-	printf("%.0f subscriptions", ctl_num(reply, "total"));
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "truncated")))
-		printf(" (%.0f listed)", ctl_num(reply, "listed"));
+	printf("%.0f subscriptions", ctl_num(reply, ADMIN_F_TOTAL));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_TRUNCATED)))
+		printf(" (%.0f listed)", ctl_num(reply, ADMIN_F_LISTED));
 	printf("\n");
 }
 
@@ -94,30 +95,31 @@ void ctl_show_config(const cJSON *reply)
 void ctl_show_checkpoint(const cJSON *reply)
 {
 	printf("checkpointed: WAL %.0f bytes -> %.0f bytes; database %.0f bytes\n",
-	       ctl_num(reply, "wal_bytes_before"), ctl_num(reply, "wal_bytes"),
-	       ctl_num(reply, "db_bytes"));
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "busy")))
+	       ctl_num(reply, ADMIN_F_WAL_BYTES_BEFORE), ctl_num(reply, ADMIN_F_WAL_BYTES),
+	       ctl_num(reply, ADMIN_F_DB_BYTES));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_BUSY)))
 		printf("a reader kept the checkpoint from completing; try again\n");
 }
 
 void ctl_show_vacuum(const cJSON *reply)
 {
 	printf("vacuumed: database %.0f bytes -> %.0f bytes, WAL %.0f bytes\n",
-	       ctl_num(reply, "db_bytes_before"), ctl_num(reply, "db_bytes"),
-	       ctl_num(reply, "wal_bytes"));
+	       ctl_num(reply, ADMIN_F_DB_BYTES_BEFORE), ctl_num(reply, ADMIN_F_DB_BYTES),
+	       ctl_num(reply, ADMIN_F_WAL_BYTES));
 }
 
 void ctl_show_delete(const cJSON *reply)
 {
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "dry_run")))
-		printf("%.0f events match (dry run: nothing deleted)\n", ctl_num(reply, "matched"));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_DRY_RUN)))
+		printf("%.0f events match (dry run: nothing deleted)\n",
+		       ctl_num(reply, ADMIN_F_MATCHED));
 	else
-		printf("deleted %.0f events\n", ctl_num(reply, "deleted"));
+		printf("deleted %.0f events\n", ctl_num(reply, ADMIN_F_DELETED));
 }
 
 static const char *ctl_pubkey(const cJSON *reply)
 {
-	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(reply, "pubkey");
+	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_PUBKEY);
 
 	return cJSON_IsString(pk) ? pk->valuestring : "?";
 }
@@ -126,7 +128,7 @@ void ctl_show_ban(const cJSON *reply)
 {
 	const char *pk = ctl_pubkey(reply);
 
-	printf("%s %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "was_banned"))
+	printf("%s %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_WAS_BANNED))
 				  ? "still banned (reason updated):"
 				  : "banned:",
 	       pk);
@@ -136,7 +138,7 @@ void ctl_show_ban(const cJSON *reply)
 
 void ctl_show_unban(const cJSON *reply)
 {
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "unbanned")))
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_UNBANNED)))
 		printf("unbanned: %s\n", ctl_pubkey(reply));
 	else
 		printf("%s was not banned\n", ctl_pubkey(reply));
@@ -146,14 +148,14 @@ void ctl_show_bans(const cJSON *reply)
 {
 	const cJSON *b;
 
-	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(reply, "bans")) {
-		const cJSON *reason = cJSON_GetObjectItemCaseSensitive(b, "reason");
-		time_t at = (time_t)ctl_num(b, "created_at");
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_BANS)) {
+		const cJSON *reason = cJSON_GetObjectItemCaseSensitive(b, ADMIN_F_REASON);
+		time_t at = (time_t)ctl_num(b, ADMIN_F_CREATED_AT);
 		char when[32];
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", gmtime(&at));
 		printf("%s  %s  %s\n", ctl_pubkey(b), when,
 		       cJSON_IsString(reason) ? reason->valuestring : "");
 	}
-	printf("%.0f banned pubkeys\n", ctl_num(reply, "total"));
+	printf("%.0f banned pubkeys\n", ctl_num(reply, ADMIN_F_TOTAL));
 }

@@ -18,7 +18,7 @@
 typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
 
 struct ctl_command {
-	const char *name;
+	enum admin_cmd cmd;
 	const char *args;      /* usage of its arguments */
 	int min_args, max_args;
 	ctl_build_fn build;    /* adds the arguments to the request; 0 or 2 (usage) */
@@ -40,7 +40,7 @@ static int ctl_build_subs(struct ctl *c, cJSON *req)
 			c->args[0]);
 		return 2; /* bad usage, as the README says */
 	}
-	cJSON_AddNumberToObject(req, "max", (double)max);
+	cJSON_AddNumberToObject(req, ADMIN_F_MAX, (double)max);
 	return 0;
 }
 
@@ -52,8 +52,8 @@ static int ctl_build_delete(struct ctl *c, cJSON *req)
 		fprintf(stderr, "relayctl: the filter is not valid JSON: %s\n", c->args[0]);
 		return 2;
 	}
-	cJSON_AddItemToObject(req, "filter", filter);
-	cJSON_AddBoolToObject(req, "dry_run", c->dry_run);
+	cJSON_AddItemToObject(req, ADMIN_F_FILTER, filter);
+	cJSON_AddBoolToObject(req, ADMIN_F_DRY_RUN, c->dry_run);
 	return 0;
 }
 
@@ -62,12 +62,12 @@ static int ctl_build_ban(struct ctl *c, cJSON *req)
 	char reason[256] = "";
 	size_t len = 0;
 
-	cJSON_AddStringToObject(req, "pubkey", c->args[0]);
+	cJSON_AddStringToObject(req, ADMIN_F_PUBKEY, c->args[0]);
 	/* The rest of the words are the reason, so it needs no quoting. */
 	for (int i = 1; i < c->nargs && len < sizeof(reason) - 1; i++)
 		len += (size_t)snprintf(reason + len, sizeof(reason) - len, "%s%s",
 					i > 1 ? " " : "", c->args[i]);
-	cJSON_AddStringToObject(req, "reason", reason);
+	cJSON_AddStringToObject(req, ADMIN_F_REASON, reason);
 	return 0;
 }
 
@@ -77,22 +77,21 @@ static int ctl_build_nip86(struct ctl *c, cJSON *req)
 {
 	cJSON *request = cJSON_CreateObject(), *params = cJSON_CreateArray();
 
-	cJSON_AddStringToObject(req, "cmd", "nip86");
-	cJSON_AddStringToObject(request, "method", c->args[0]);
+	cJSON_AddStringToObject(request, ADMIN_F_METHOD, c->args[0]);
 	for (int i = 1; i < c->nargs; i++) {
 		const char *a = c->args[i];
 		int digits = a[0] != '\0' && strspn(a, "0123456789") == strlen(a) && strlen(a) < 10;
 
 		cJSON_AddItemToArray(params, digits ? cJSON_CreateNumber(atoi(a)) : cJSON_CreateString(a));
 	}
-	cJSON_AddItemToObject(request, "params", params);
-	cJSON_AddItemToObject(req, "request", request);
+	cJSON_AddItemToObject(request, ADMIN_F_PARAMS, params);
+	cJSON_AddItemToObject(req, ADMIN_F_REQUEST, request);
 	return 0;
 }
 
 static void ctl_show_nip86(const cJSON *reply)
 {
-	char *text = cJSON_Print(cJSON_GetObjectItemCaseSensitive(reply, "result"));
+	char *text = cJSON_Print(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RESULT));
 
 	printf("%s\n", text ? text : "null");
 	free(text);
@@ -102,41 +101,43 @@ static void ctl_show_retention(const cJSON *reply)
 {
 	const cJSON *rule;
 
-	printf("retention = %s\n", cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, "retention")));
-	cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(reply, "rules"))
+	printf("retention = %s\n",
+	       cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RETENTION)));
+	cJSON_ArrayForEach(rule, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RULES))
 		printf("rule %.0f (%.0f days): would delete %.0f events now\n",
-		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "rule")),
-		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "days")),
-		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, "would_delete")));
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, ADMIN_F_RULE)),
+		       cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(rule, ADMIN_F_DAYS)),
+		       cJSON_GetNumberValue(
+			       cJSON_GetObjectItemCaseSensitive(rule, ADMIN_F_WOULD_DELETE)));
 }
 
 static void ctl_show_reload(const cJSON *reply)
 {
 	const cJSON *w;
 
-	printf("stored: %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "stored"))
+	printf("stored: %s\n", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_STORED))
 					 ? "reloading" : "not signalled");
-	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, "workers"))
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_WORKERS))
 		printf("relayd@%.0f: reloading\n", cJSON_GetNumberValue(w));
 }
 
 static const struct ctl_command ctl_commands[] = {
-	{ "stats", "", 0, 0, NULL, ctl_show_stats, NULL },
-	{ "workers", "", 0, 0, NULL, ctl_show_workers, NULL },
-	{ "subs", "[MAX]", 0, 1, ctl_build_subs, ctl_show_subs, NULL },
-	{ "config", "", 0, 0, NULL, ctl_show_config, NULL },
-	{ "checkpoint", "", 0, 0, NULL, ctl_show_checkpoint, NULL },
-	{ "vacuum", "", 0, 0, NULL, ctl_show_vacuum, NULL },
-	{ "delete", "FILTER [--dry-run]", 1, 1, ctl_build_delete, ctl_show_delete, NULL },
-	{ "ban", "PUBKEY [REASON...]", 1, 64, ctl_build_ban, ctl_show_ban, NULL },
-	{ "unban", "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
-	{ "bans", "", 0, 0, NULL, ctl_show_bans, NULL },
-	{ "export", "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
-	{ "import", "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
-	{ "nip86", "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
-	{ "retention", "", 0, 0, NULL, ctl_show_retention, NULL },
-	{ "reload", "", 0, 0, NULL, ctl_show_reload, NULL },
-	{ "backup", "[PATH]", 0, 1, NULL, NULL, ctl_backup },
+	{ ADMIN_CMD_STATS, "", 0, 0, NULL, ctl_show_stats, NULL },
+	{ ADMIN_CMD_WORKERS, "", 0, 0, NULL, ctl_show_workers, NULL },
+	{ ADMIN_CMD_SUBS, "[MAX]", 0, 1, ctl_build_subs, ctl_show_subs, NULL },
+	{ ADMIN_CMD_CONFIG, "", 0, 0, NULL, ctl_show_config, NULL },
+	{ ADMIN_CMD_CHECKPOINT, "", 0, 0, NULL, ctl_show_checkpoint, NULL },
+	{ ADMIN_CMD_VACUUM, "", 0, 0, NULL, ctl_show_vacuum, NULL },
+	{ ADMIN_CMD_DELETE, "FILTER [--dry-run]", 1, 1, ctl_build_delete, ctl_show_delete, NULL },
+	{ ADMIN_CMD_BAN, "PUBKEY [REASON...]", 1, 64, ctl_build_ban, ctl_show_ban, NULL },
+	{ ADMIN_CMD_UNBAN, "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
+	{ ADMIN_CMD_BANS, "", 0, 0, NULL, ctl_show_bans, NULL },
+	{ ADMIN_CMD_EXPORT, "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
+	{ ADMIN_CMD_IMPORT, "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
+	{ ADMIN_CMD_NIP86, "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
+	{ ADMIN_CMD_RETENTION, "", 0, 0, NULL, ctl_show_retention, NULL },
+	{ ADMIN_CMD_RELOAD, "", 0, 0, NULL, ctl_show_reload, NULL },
+	{ ADMIN_CMD_BACKUP, "[PATH]", 0, 1, NULL, NULL, ctl_backup },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
@@ -145,7 +146,8 @@ static void ctl_usage(void)
 {
 	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS]\ncommands:\n");
 	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
-		fprintf(stderr, "  %s %s\n", ctl_commands[i].name, ctl_commands[i].args);
+		fprintf(stderr, "  %s %s\n", admin_cmd_name(ctl_commands[i].cmd),
+			ctl_commands[i].args);
 	exit(2);
 }
 
@@ -210,11 +212,12 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	ctl_parse(argc, argv, &c);
 	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
-		if (strcmp(c.command, ctl_commands[i].name) == 0)
+		if ((int)ctl_commands[i].cmd == admin_cmd_find(c.command))
 			cmd = &ctl_commands[i];
 	if (!cmd || c.nargs < cmd->min_args || c.nargs > cmd->max_args ||
-	    (c.dry_run && strcmp(cmd->name, "delete") != 0))
+	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE))
 		ctl_usage();
+	c.cmd = cmd->cmd;
 	if (config_load(c.config_path, &c.cfg, err, sizeof(err))) {
 		fprintf(stderr, "relayctl: config: %s\n", err);
 		return 2;

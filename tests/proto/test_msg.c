@@ -959,6 +959,20 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* A subscriber's topic is the first bytes the publisher's encoder writes. */
+START_TEST(test_topic_is_encoded_prefix)
+{
+	const struct msg_case *c = &cases[_i];
+	uint8_t topic[MSG_TOPIC_LEN];
+	struct buf b = BUF_INIT;
+
+	encode_case(c, &b);
+	msg_topic(topic, c->type, sample_header.worker);
+	ck_assert_msg(memcmp(b.data, topic, MSG_TOPIC_LEN) == 0, "topic of %s", c->name);
+	buf_free(&b);
+}
+END_TEST
+
 /* Encoders append: what was in the buffer stays, and the message follows. */
 START_TEST(test_encode_appends)
 {
@@ -1106,6 +1120,43 @@ START_TEST(test_encoder_writes_own_type)
 	ck_assert_int_eq(msg_decode_header(b.data, b.len, &h), 0);
 	ck_assert_uint_eq(h.version, PROTO_VERSION);
 	ck_assert_uint_eq(h.type, MSG_CONN_CLOSED);
+	buf_free(&b);
+}
+END_TEST
+
+/* msg_header_for() gives what a spelled-out header gives, byte for byte. */
+START_TEST(test_header_for_same_bytes)
+{
+	struct msg_header h = msg_header_for(sample_header.worker, sample_header.request_id);
+	struct buf spelled = BUF_INIT, built = BUF_INIT;
+
+	ck_assert_uint_eq(h.version, PROTO_VERSION);
+	ck_assert_uint_eq(msg_version(), PROTO_VERSION);
+	ck_assert_int_eq(msg_encode_sub_open(&spelled, &sample_header, &sub_open_sample), 0);
+	ck_assert_int_eq(msg_encode_sub_open(&built, &h, &sub_open_sample), 0);
+	ck_assert_uint_eq(built.len, spelled.len);
+	ck_assert(memcmp(built.data, spelled.data, spelled.len) == 0);
+	buf_free(&spelled);
+	buf_free(&built);
+}
+END_TEST
+
+/* Topics are byte-exact: a worker's DELIVER, and the broadcasts to all. */
+START_TEST(test_topic_golden_bytes)
+{
+	const uint8_t deliver[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_DELIVER, 0x01, 0x02 };
+	const uint8_t metrics[MSG_TOPIC_LEN] = { PROTO_VERSION, MSG_METRICS, 0xff, 0xff };
+	struct msg_header all = { .worker = MSG_WORKER_ALL };
+	uint8_t topic[MSG_TOPIC_LEN];
+	struct buf b = BUF_INIT;
+
+	msg_topic(topic, MSG_DELIVER, 0x0102);
+	ck_assert(memcmp(topic, deliver, MSG_TOPIC_LEN) == 0);
+	msg_topic(topic, MSG_METRICS, MSG_WORKER_ALL);
+	ck_assert(memcmp(topic, metrics, MSG_TOPIC_LEN) == 0);
+	ck_assert_int_eq(msg_encode_policy(&b, &all, &policy_sample), 0);
+	msg_topic(topic, MSG_POLICY, MSG_WORKER_ALL);
+	ck_assert(memcmp(b.data, topic, MSG_TOPIC_LEN) == 0);
 	buf_free(&b);
 }
 END_TEST
@@ -1841,12 +1892,15 @@ static Suite *msg_suite(void)
 	add_case_loop(each, test_trailing_byte);
 	add_case_loop(each, test_wrong_version);
 	add_case_loop(each, test_unknown_type);
+	add_case_loop(each, test_topic_is_encoded_prefix);
 	suite_add_tcase(s, each);
 
 	tcase_add_test(fixed, test_header_truncated);
 	tcase_add_test(fixed, test_hello_golden_bytes);
 	tcase_add_test(fixed, test_query_done_golden_bytes);
 	tcase_add_test(fixed, test_encoder_writes_own_type);
+	tcase_add_test(fixed, test_topic_golden_bytes);
+	tcase_add_test(fixed, test_header_for_same_bytes);
 	tcase_add_test(fixed, test_type_names);
 	tcase_add_test(fixed, test_release_null_safe);
 	suite_add_tcase(s, fixed);
