@@ -2,11 +2,16 @@
  * config.h - the relay's configuration: one declarative table.
  *
  * The file format is `key = value` lines; `#` starts a comment; blank lines
- * are ignored.  Every key, its type, default, bounds and one-line doc live in
- * one table (config.c) that drives parsing, validation and the sample file
- * (`stored --print-config`).  Unknown keys and out-of-range values are
- * errors.  A loaded struct config is an immutable snapshot: handlers read it,
- * reload builds a new one.
+ * are ignored.  Keys are unique across sections: a section is only a
+ * heading of the sample file and the README (`# [storage]`), never syntax.
+ * Unknown keys and out-of-range values are errors.
+ *
+ * Every key's type, default, bounds, section, what a change of it needs and
+ * one-sentence doc live in one table (config.c).  The table drives parsing,
+ * validation, each process's reload and the docs: `stored --print-config`
+ * writes etc/relay.conf and `stored --print-config=markdown` the README's
+ * config table (`make config-docs`).  A loaded struct config is an immutable
+ * snapshot: handlers read it, a reload builds a new one.
  */
 #ifndef COMMON_CONFIG_H
 #define COMMON_CONFIG_H
@@ -109,8 +114,42 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
  * the first max of them into out; returns how many the list holds. */
 size_t config_kinds(const char *text, uint32_t *out, size_t max);
 
-/* Writes a commented sample file with every key at its default. */
+/*
+ * What a change of a key needs before it takes effect (the table's "change
+ * needs" column).  "Reload" is SIGHUP: `systemctl reload`, `relayctl reload`.
+ */
+enum config_change {
+	CONFIG_LIVE,         /* the workers apply it on reload; stored does not use it */
+	CONFIG_LIVE_ALL,     /* stored and the workers apply it on reload */
+	CONFIG_WORKER,       /* each worker reads it at start */
+	CONFIG_STORED,       /* stored reads it at start; a worker applies its use on reload */
+	CONFIG_BOTH,         /* stored and each worker read it at start */
+	CONFIG_STORED_FIRST, /* stored reads it at start; the workers show stored's value */
+	CONFIG_RUN,          /* only `make run` (etc/run.sh) reads it, at start */
+};
+
+/* The process whose reload config_keep_running() serves. */
+enum config_process { CONFIG_FOR_WORKER, CONFIG_FOR_STORED };
+
+/*
+ * For a reload by process who: copies back into next the running value of
+ * every key that who cannot apply on reload and that differs, and logs each
+ * one as "reload: KEY changed; ..." with what to restart.  A worker keeps
+ * the keys a change of which needs a worker restart (CONFIG_WORKER,
+ * CONFIG_BOTH, CONFIG_STORED_FIRST); stored keeps every key but
+ * CONFIG_LIVE_ALL ones.  Returns how many keys it kept.
+ */
+size_t config_keep_running(const struct config *running, struct config *next,
+			   enum config_process who);
+
+/* Writes etc/relay.conf: every key at its default, under its section, after
+ * a comment with its doc, what a change needs and its range. */
 void config_write_sample(FILE *out);
+
+/* Writes the README's config table: a legend of the "change needs" values,
+ * then per section a `####` heading and a Markdown table with the columns
+ * key | default | range | change needs | what it does. */
+void config_write_markdown(FILE *out);
 
 /* Writes the path of a socket in run_dir ("stored-rpc.ipc") as an nng URL
  * "ipc:///..." into url.  Returns 0 or ERR_TOOBIG if it does not fit the
@@ -140,7 +179,7 @@ typedef int (*config_visit_fn)(void *arg, const struct config_entry *entry);
 int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg);
 
 /* The same for only the keys whose value in next differs from that in
- * running (a reload names what it cannot apply), with next's value. */
+ * running, with next's value. */
 int config_foreach_change(const struct config *running, const struct config *next,
 			  config_visit_fn fn, void *arg);
 
