@@ -216,7 +216,7 @@ static const struct config_change_doc {
 } config_changes[] = {
 	[CONFIG_LIVE] = { "reload", "A reload (SIGHUP: systemctl reload, relayctl reload) applies it"
 				    " in every process that uses it." },
-	[CONFIG_LIVE_ALL] = { "reload", NULL },
+	[CONFIG_LIVE_ALL] = { "reload", NULL }, /* the same to an operator */
 	[CONFIG_WORKER] = { "worker restart", "Each worker reads it at start and keeps its running"
 					      " value on reload." },
 	[CONFIG_STORED] = { "stored restart", "stored reads it at start; a worker that uses it"
@@ -468,27 +468,50 @@ int config_load(const char *path, struct config *out, char *err, size_t err_len)
 	return 0;
 }
 
-void config_write_sample(FILE *out)
+/* Writes each "change needs" label with its meaning through format, which
+ * takes the two strings (a label shared by two values is written once). */
+static void config_write_legend(FILE *out, const char *format)
+{
+	for (size_t c = 0; c < sizeof(config_changes) / sizeof(config_changes[0]); c++)
+		if (config_changes[c].meaning)
+			fprintf(out, format, config_changes[c].label, config_changes[c].meaning);
+}
+
+/* Calls row() for every key in table order, and heading() before the first
+ * key of each section. */
+static void config_write_rows(FILE *out, void (*heading)(FILE *out, const char *section),
+			      void (*row)(FILE *out, const struct config_key *k))
 {
 	const char *section = "";
 
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
+		if (strcmp(section, config_keys[i].section) != 0) {
+			section = config_keys[i].section;
+			heading(out, section);
+		}
+		row(out, &config_keys[i]);
+	}
+}
+
+static void config_sample_heading(FILE *out, const char *section)
+{
+	fprintf(out, "\n# [%s]\n", section);
+}
+
+static void config_sample_row(FILE *out, const struct config_key *k)
+{
+	fprintf(out, "# %s\n# change needs: %s", k->doc, config_changes[k->change].label);
+	if (k->type != CONFIG_STR) /* out of the range the daemons refuse to start */
+		fprintf(out, " [%lld..%lld]", (long long)k->min, (long long)k->max);
+	fprintf(out, "\n%s = %s\n", k->name, k->default_value);
+}
+
+void config_write_sample(FILE *out)
+{
 	fprintf(out, "# relay.conf - every key with its default.  Unknown keys are an error.\n"
 		     "# What a change of a key needs:\n");
-	for (size_t c = 0; c < sizeof(config_changes) / sizeof(config_changes[0]); c++)
-		if (config_changes[c].meaning)
-			fprintf(out, "#   %s: %s\n", config_changes[c].label, config_changes[c].meaning);
-	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
-		const struct config_key *k = &config_keys[i];
-
-		if (strcmp(section, k->section) != 0) {
-			section = k->section;
-			fprintf(out, "\n# [%s]\n", section);
-		}
-		fprintf(out, "# %s\n# change needs: %s", k->doc, config_changes[k->change].label);
-		if (k->type != CONFIG_STR) /* out of the range the daemons refuse to start */
-			fprintf(out, " [%lld..%lld]", (long long)k->min, (long long)k->max);
-		fprintf(out, "\n%s = %s\n", k->name, k->default_value);
-	}
+	config_write_legend(out, "#   %s: %s\n");
+	config_write_rows(out, config_sample_heading, config_sample_row);
 }
 
 /* Writes text into a Markdown table cell: '|' and '*' are escaped. */
@@ -499,6 +522,12 @@ static void config_md_text(FILE *out, const char *text)
 			fputc('\\', out);
 		fputc(*p, out);
 	}
+}
+
+static void config_md_heading(FILE *out, const char *section)
+{
+	fprintf(out, "\n#### [%s]\n\n| key | default | range | change needs | what it does |\n"
+		     "|---|---|---|---|---|\n", section);
 }
 
 static void config_md_row(FILE *out, const struct config_key *k)
@@ -519,22 +548,9 @@ static void config_md_row(FILE *out, const struct config_key *k)
 
 void config_write_markdown(FILE *out)
 {
-	const char *section = "";
-
 	fprintf(out, "\n| change needs | what applies a changed value |\n|---|---|\n");
-	for (size_t c = 0; c < sizeof(config_changes) / sizeof(config_changes[0]); c++)
-		if (config_changes[c].meaning)
-			fprintf(out, "| %s | %s |\n", config_changes[c].label, config_changes[c].meaning);
-	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
-		const struct config_key *k = &config_keys[i];
-
-		if (strcmp(section, k->section) != 0) {
-			section = k->section;
-			fprintf(out, "\n#### [%s]\n\n| key | default | range | change needs | what it does |"
-				     "\n|---|---|---|---|---|\n", section);
-		}
-		config_md_row(out, k);
-	}
+	config_write_legend(out, "| %s | %s |\n");
+	config_write_rows(out, config_md_heading, config_md_row);
 	fprintf(out, "\n");
 }
 

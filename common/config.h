@@ -52,6 +52,7 @@ struct config {
 	uint32_t max_connections_per_ip;
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;
+	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t rate_limit_strikes;
 	uint32_t limit_loopback;
 	int64_t created_at_max_future;
@@ -76,23 +77,23 @@ struct config {
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t search_index_delay_ms; /* text indexed behind the events (0: in each commit) */
 	uint32_t search_index_batch;
-	uint32_t request_slice_us; /* EEVDF slice of the request-path threads (0: default) */
 	uint32_t expire_interval; /* seconds between removals of expired events */
 	char retention[CONFIG_TEXT_MAX]; /* rules, see retention.h */
 	/* [workers] */
 	uint32_t verify_threads;
-	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t express_lane;      /* 0/1: a second thread per lane for cheap messages */
 	uint32_t inline_request_bytes; /* small requests the loop parses itself (0: none) */
+	uint32_t request_slice_us; /* EEVDF slice of the request-path threads (0: default) */
 	uint32_t verify_nice;       /* nice value of each lane's first thread */
-	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
-	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
-	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
 	uint32_t answer_timeout_ms;
 	uint32_t deliver_queue;
 	uint32_t request_backlog; /* clients' requests waiting for room to stored */
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
+	/* [access] */
+	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
+	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
+	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
 	/* [memory] */
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
