@@ -120,7 +120,7 @@ size_t config_kinds(const char *text, uint32_t *out, size_t max);
  * needs" column).  "Reload" is SIGHUP: `systemctl reload`, `relayctl reload`.
  */
 enum config_change {
-	CONFIG_LIVE,         /* the workers apply it on reload; stored does not use it */
+	CONFIG_LIVE,         /* the workers apply it on reload; stored at most warns at start */
 	CONFIG_LIVE_ALL,     /* stored and the workers apply it on reload */
 	CONFIG_WORKER,       /* each worker reads it at start */
 	CONFIG_STORED,       /* stored reads it at start; a worker applies its use on reload */
@@ -137,8 +137,10 @@ enum config_process { CONFIG_FOR_WORKER, CONFIG_FOR_STORED };
  * every key that who cannot apply on reload and that differs, and logs each
  * one as "reload: KEY changed; ..." with what to restart.  A worker keeps
  * the keys a change of which needs a worker restart (CONFIG_WORKER,
- * CONFIG_BOTH, CONFIG_STORED_FIRST); stored keeps every key but
- * CONFIG_LIVE_ALL ones.  Returns how many keys it kept.
+ * CONFIG_BOTH, CONFIG_STORED_FIRST).  stored keeps every key but
+ * CONFIG_LIVE_ALL ones: its threads read their settings once, so it names
+ * every other changed key, even one only the workers use.  Returns how many
+ * keys it kept.
  */
 size_t config_keep_running(const struct config *running, struct config *next,
 			   enum config_process who);
