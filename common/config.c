@@ -24,173 +24,210 @@ struct config_key {
 	size_t size; /* for strings: the array size */
 	const char *default_value;
 	int64_t min, max;
+	enum config_change change;
 	const char *doc;
 };
 
-#define STR(field, sec, def, doc) \
+#define STR(field, sec, def, change, doc) \
 	{ #field, sec, CONFIG_STR, offsetof(struct config, field), \
-	  sizeof(((struct config *)0)->field), def, 0, 0, doc }
-#define U32(field, sec, def, lo, hi, doc) \
-	{ #field, sec, CONFIG_U32, offsetof(struct config, field), 4, def, lo, hi, doc }
-#define I64(field, sec, def, lo, hi, doc) \
-	{ #field, sec, CONFIG_I64, offsetof(struct config, field), 8, def, lo, hi, doc }
+	  sizeof(((struct config *)0)->field), def, 0, 0, change, doc }
+#define U32(field, sec, def, lo, hi, change, doc) \
+	{ #field, sec, CONFIG_U32, offsetof(struct config, field), 4, def, lo, hi, change, doc }
+#define I64(field, sec, def, lo, hi, change, doc) \
+	{ #field, sec, CONFIG_I64, offsetof(struct config, field), 8, def, lo, hi, change, doc }
 
+/* Rows stay grouped by section: the sample file and the README print a
+ * section's heading where its first row is. */
 static const struct config_key config_keys[] = {
-	STR(bind, "network", "127.0.0.1", "address the workers listen on"),
-	U32(port, "network", "7777", 1, 65535, "TCP port shared by all workers (SO_REUSEPORT)"),
-	U32(workers, "network", "2", 1, 64, "relayd processes `make run` starts"),
-	U32(listen_check_ms, "network", "1000", 0, 60000,
-	    "how often stored and each worker check that their nng IPC sockets still take"
-	    " connections (nng 1.5.2's listener fault; see the README), 0: never"),
-	U32(listen_check_timeout_ms, "network", "1000", 100, 5000,
-	    "how long a check waits for the handshake, then for the socket to take the"
-	    " connection (a stop waits for a check in progress: up to three times this)"),
-	STR(data_dir, "paths", "./var/data", "directory of the SQLite database"),
-	STR(run_dir, "paths", "./var/run", "directory of the nng IPC sockets"),
-	STR(relay_name, "relay", "crelay", "NIP-11 name"),
-	STR(relay_description, "relay", "A Nostr relay written in C", "NIP-11 description"),
-	STR(relay_pubkey, "relay", "", "NIP-11 operator pubkey (64 hex), optional"),
-	STR(relay_contact, "relay", "", "NIP-11 contact, optional"),
-	STR(relay_url, "relay", "",
-	    "the relay's public ws:// or wss:// URL (NIP-42, NIP-62); empty: ws://bind:port"),
-	U32(max_message_bytes, "limits", "131072", 1024, 16777216, "largest websocket message accepted"),
-	U32(max_subscriptions, "limits", "20", 1, 10000, "open subscriptions per connection"),
-	U32(max_filters, "limits", "10", 1, 1000, "filters per REQ"),
-	U32(max_limit, "limits", "500", 1, 100000, "largest limit honoured; larger ones are clamped"),
-	U32(max_subid_length, "limits", "64", 1, 64, "longest subscription id"),
-	U32(max_event_tags, "limits", "2000", 1, 100000, "tags per event"),
-	U32(max_content_length, "limits", "65536", 1, 16777216,
-	    "characters of event content (NIP-11 counts characters; a character is 1-4 bytes,"
-	    " and max_message_bytes bounds the whole message)"),
-	U32(max_filter_values, "limits", "1000", 1, 100000, "values in one filter list"),
-	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824,
-	    "bytes queued to one slow client before it is dropped"),
-	U32(held_deliveries, "limits", "10000", 1, 1000000,
-	    "live events one subscription holds while its history is still coming; past it they"
-	    " are dropped and sent again from the database once the history is done"),
-	U32(max_queued_messages, "limits", "64", 2, 100000,
-	    "messages one connection may have waiting for its worker's threads; past it the"
-	    " worker stops reading from it until half are handled"),
-	U32(max_connections_per_ip, "limits", "500", 0, 1000000,
-	    "open connections one address may have on one worker (0: no limit)"),
-	U32(events_per_second, "limits", "50", 0, 1000000,
-	    "EVENTs per second one address may send to one worker (0: no limit)"),
-	U32(events_burst, "limits", "200", 1, 1000000, "EVENTs an address may send at once"),
-	U32(reqs_per_second, "limits", "50", 0, 1000000,
-	    "REQs and COUNTs per second one address may send to one worker (0: no limit)"),
-	U32(reqs_burst, "limits", "200", 1, 1000000, "REQs and COUNTs an address may send at once"),
-	U32(rate_limit_strikes, "limits", "100", 1, 1000000,
-	    "rate-limited messages after which a connection is closed"),
-	U32(limit_loopback, "limits", "0", 0, 1,
-	    "1: apply the per-address limits to 127.0.0.0/8 and ::1 too (0: a local proxy is trusted)"),
-	I64(created_at_max_future, "limits", "900", 0, 315360000,
-	    "seconds an event may be dated ahead of now (0 = no check)"),
-	I64(created_at_max_past, "limits", "0", 0, 3153600000,
-	    "seconds an event may be dated behind now (0 = no check)"),
-	U32(commit_batch, "storage", "1024", 1, 100000, "most events committed in one transaction"),
-	U32(query_threads, "storage", "4", 1, 64,
-	    "threads in stored that answer REQ histories and COUNTs (more than the cores: the kernel then shares"
-	    " the CPU between a heavy query and a cheap one, where a free thread would otherwise be waited for)"),
-	U32(query_queue_max, "storage", "16384", 1, 1000000,
-	    "REQ histories, replays and COUNTs waiting for a query thread; past it a REQ or COUNT"
-	    " gets CLOSED error: the relay is overloaded"),
-	U32(query_queue_per_conn, "storage", "256", 1, 1000000,
-	    "REQ histories, replays and COUNTs one client connection may have waiting for a query"
-	    " thread; past it its REQ or COUNT gets CLOSED rate-limited: (keep it above"
-	    " max_subscriptions: a stored restart queues a resume for each subscription)"),
-	U32(query_threads_per_conn, "storage", "1", 0, 64,
-	    "query threads one client connection's REQ histories and COUNTs may hold at once, so"
-	    " that its heavy queries leave a thread to everyone else's (0: no bound)"),
-	U32(query_threads_light, "storage", "1", 0, 63,
-	    "of the query threads, how many are kept for client connections known to be cheap"
-	    " (a REQ history or COUNT of theirs cost less than query_heavy_ms of CPU in the last 10"
-	    " s, and none more in the last 60 s); heavy and new connections' queries run on the"
-	    " others (0: none kept; at most query_threads - 1 are)"),
-	U32(query_heavy_ms, "storage", "10", 1, 600000,
-	    "CPU milliseconds one REQ history or COUNT may cost before its connection counts as"
-	    " heavy (see query_threads_light)"),
-	U32(query_nice, "storage", "5", 0, 19,
-	    "nice value of the query threads not kept for cheap connections, which run the heavy"
-	    " and new ones' queries (and cheap ones while the kept threads are busy): a cheap REQ"
-	    " then gets a core before heavy queries when the CPU is short (0: same priority)"),
-	U32(query_turns, "storage", "1", 0, 1,
-	    "1: the query threads take each client connection's jobs in turn (0: first come, first"
-	    " served, only for the design comparison in bench/RESULTS.md)"),
-	U32(query_time_limit_ms, "storage", "3000", 10, 600000,
-	    "longest a REQ history or COUNT may run before it is cut with CLOSED error:"),
-	STR(db_synchronous, "storage", "full", "SQLite synchronous mode: full or normal"),
-	U32(db_cache_mb, "storage", "32", 1, 65536,
-	    "page cache of each of stored's SQLite connections, in MiB (it keeps about seven:"
-	    " the writer, each query thread, the full-text indexer, checkpoints, metrics, admin)"),
-	U32(db_read_map, "storage", "1", 0, 1,
-	    "1: stored's readers (the query threads) read relay.db through a memory map each keeps,"
-	    " not a copy of every page (0: SQLite's own reads)"),
-	U32(db_wal_buffer, "storage", "1", 0, 1,
-	    "1: write each commit's WAL pages in a few large writes at the end of the commit"),
-	U32(wal_max_mb, "storage", "512", 64, 65536,
-	    "MiB of WAL at which the writer checkpoints itself (a stall of the live path) instead"
-	    " of leaving it to the checkpoint thread; the WAL file is cut back to this size"),
-	U32(writer_nice, "storage", "10", 0, 19,
-	    "nice value of stored's writer and checkpoint threads, so the threads that answer"
-	    " clients go first when the CPU is short (0: same priority)"),
-	U32(search, "storage", "1", 0, 1, "1: keep a full-text index and serve NIP-50 search"),
-	U32(search_index_delay_ms, "storage", "1000", 0, 600000,
-	    "stored's indexer thread adds new events' text to the search index (search.db, beside"
-	    " relay.db) in batches, at most this long after they are stored; a search first waits"
-	    " for the events it may find (0: as soon as they are committed)"),
-	U32(search_index_batch, "storage", "4096", 1, 1000000,
-	    "events whose text is indexed in one transaction, and how many may wait before it runs"),
-	U32(expire_interval, "storage", "60", 1, 86400,
-	    "seconds between removals of expired events from disk (NIP-40)"),
-	STR(retention, "storage", "",
-	    "drop old events: KINDS:DAYS rules separated by ';', e.g. 7,6:30;*:3650 (empty: keep all)"),
-	U32(verify_threads, "workers", "1", 0, 64,
-	    "threads per relayd that parse and verify (0: on the event loop, for comparison only)"),
-	U32(express_lane, "workers", "1", 0, 1,
-	    "1: each of those threads has a second one for cheap messages (REQ, CLOSE, COUNT),"
-	    " so they do not wait for signature checks"),
-	U32(inline_request_bytes, "workers", "1024", 0, 65536,
-	    "REQ, CLOSE and COUNT messages up to this many bytes, from a connection with nothing"
-	    " waiting in its lane, are parsed on the websocket loop itself instead of being handed"
-	    " to a lane thread (0: every message goes to a lane)"),
-	U32(request_slice_us, "workers", "0", 0, 100000,
-	    "scheduler time slice in microseconds asked for by the threads that answer requests"
-	    " (relayd's loop, express and receive threads, stored's rpc, broadcast and query"
-	    " threads, nng's), so they preempt a flood's work sooner, at some cost to live"
-	    " delivery; Linux 6.12 and later (EEVDF), older kernels ignore it (0: the kernel's"
-	    " default)"),
-	U32(verify_nice, "workers", "5", 0, 19,
-	    "nice value of the threads that check signatures, so the express threads and the"
-	    " loop go first when the CPU is short (0: same priority)"),
-	STR(auth_required, "access", "no",
-	    "NIP-42 authentication needed to: no, writes (publish), reads (REQ, COUNT) or all"),
-	STR(private_kinds, "access", "",
-	    "kinds only their author and p-tagged pubkeys may read, after NIP-42 AUTH (e.g. 4,1059)"),
-	U32(min_pow_difficulty, "access", "0", 0, 256,
-	    "NIP-13: least leading zero bits an event id must have (0: off)"),
-	U32(store_timeout_ms, "workers", "5000", 100, 600000,
-	    "how long a worker waits for stored's answer to an EVENT before answering error: itself"),
-	U32(answer_timeout_ms, "workers", "60000", 100, 3600000,
-	    "how long a worker waits for stored's answer to a COUNT, or the next part of a REQ's"
-	    " history, before answering CLOSED error: itself"),
-	U32(deliver_queue, "workers", "8192", 16, 1048576,
-	    "live deliveries a busy worker may lag behind before some are lost (and counted)"),
-	U32(request_backlog, "workers", "4096", 0, 1000000,
-	    "clients' requests one worker holds for stored beyond nng's own 1024 while stored is"
-	    " slower than they come; past it an EVENT gets OK false error: and a REQ or COUNT CLOSED"
-	    " error: (the worker's own messages, such as re-registering subscriptions after a"
-	    " stored restart, always wait their turn)"),
-	STR(admin_pubkeys, "access", "",
-	    "NIP-86 admins: comma-separated hex pubkeys (empty: the management API is off)"),
-	U32(metrics_public, "workers", "0", 0, 1,
-	    "1: serve /metrics to any client (0: only to loopback, e.g. a local Prometheus)"),
-	U32(heap_trim_interval, "memory", "60", 0, 86400,
-	    "seconds between handing the heap's freed pages back to the system, in every process,"
-	    " so the resident size follows what is in use after a burst (0: never)"),
-	STR(log_level, "logging", "info", "error, warn, info or debug"),
+	STR(bind, "network", "127.0.0.1", CONFIG_WORKER,
+	    "The IPv4 or IPv6 address the workers listen on."),
+	U32(port, "network", "7777", 1, 65535, CONFIG_BOTH,
+	    "The TCP port the workers share (SO_REUSEPORT), which stored locks against a second relay."),
+	U32(workers, "network", "2", 1, 64, CONFIG_RUN, "How many relayd processes `make run` starts."),
+	U32(listen_check_ms, "network", "1000", 0, 60000, CONFIG_BOTH,
+	    "How often stored and each worker check that their nng IPC sockets still take"
+	    " connections; 0 turns the checks off."),
+	U32(listen_check_timeout_ms, "network", "1000", 100, 5000, CONFIG_BOTH,
+	    "How long a check waits for the handshake, then for the socket to take the connection."),
+	STR(data_dir, "paths", "./var/data", CONFIG_BOTH,
+	    "The directory of the database (relay.db) and of the full-text index (search.db)."),
+	STR(run_dir, "paths", "./var/run", CONFIG_BOTH,
+	    "The directory of the nng IPC sockets between stored and the workers."),
+	STR(relay_name, "relay", "crelay", CONFIG_LIVE, "The NIP-11 name."),
+	STR(relay_description, "relay", "A Nostr relay written in C", CONFIG_LIVE,
+	    "The NIP-11 description."),
+	STR(relay_pubkey, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 operator pubkey (64 hex), left out of the document while empty."),
+	STR(relay_contact, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 contact, left out of the document while empty."),
+	STR(relay_url, "relay", "", CONFIG_STORED,
+	    "The relay's public ws:// or wss:// URL, which NIP-42 AUTH and NIP-62 requests must"
+	    " name; empty means ws://bind:port."),
+	U32(max_message_bytes, "limits", "131072", 1024, 16777216, CONFIG_BOTH,
+	    "The largest websocket message a client may send, in bytes."),
+	U32(max_subscriptions, "limits", "20", 1, 10000, CONFIG_LIVE,
+	    "The most open subscriptions one connection may have."),
+	U32(max_filters, "limits", "10", 1, 1000, CONFIG_LIVE,
+	    "The most filters one REQ or COUNT may hold."),
+	U32(max_limit, "limits", "500", 1, 100000, CONFIG_STORED_FIRST,
+	    "The largest limit honoured, and the limit of a filter without one; a larger one is"
+	    " clamped."),
+	U32(max_subid_length, "limits", "64", 1, 64, CONFIG_LIVE,
+	    "The longest subscription id, in characters."),
+	U32(max_event_tags, "limits", "2000", 1, 100000, CONFIG_LIVE,
+	    "The most tags one event may have."),
+	U32(max_content_length, "limits", "65536", 1, 16777216, CONFIG_LIVE,
+	    "The most characters (UTF-8 code points) of an event's content, as NIP-11 counts them."),
+	U32(max_filter_values, "limits", "1000", 1, 100000, CONFIG_LIVE,
+	    "The most values in one list of a filter."),
+	U32(max_outbound_bytes, "limits", "8388608", 65536, 1073741824, CONFIG_LIVE,
+	    "The bytes of replies and deliveries queued to one client and not yet sent; past it the"
+	    " client is dropped."),
+	U32(held_deliveries, "limits", "10000", 1, 1000000, CONFIG_LIVE,
+	    "The live events one subscription holds while its history is coming; past it they are"
+	    " dropped and sent from the database after the history."),
+	U32(max_queued_messages, "limits", "64", 2, 100000, CONFIG_WORKER,
+	    "The messages one connection may have waiting for its worker's threads; past it the"
+	    " worker stops reading from it until half are handled."),
+	U32(max_connections_per_ip, "limits", "500", 0, 1000000, CONFIG_LIVE,
+	    "The open connections one address may have on one worker; 0 means no limit."),
+	U32(events_per_second, "limits", "50", 0, 1000000, CONFIG_LIVE,
+	    "The EVENTs per second one address may send to one worker; 0 means no limit."),
+	U32(events_burst, "limits", "200", 1, 1000000, CONFIG_LIVE,
+	    "The EVENTs one address may send at once."),
+	U32(reqs_per_second, "limits", "50", 0, 1000000, CONFIG_LIVE,
+	    "The REQs and COUNTs per second one address may send to one worker; 0 means no limit."),
+	U32(reqs_burst, "limits", "200", 1, 1000000, CONFIG_LIVE,
+	    "The REQs and COUNTs one address may send at once."),
+	U32(rate_limit_strikes, "limits", "100", 1, 1000000, CONFIG_LIVE,
+	    "The rate-limited messages after which a connection is closed."),
+	U32(limit_loopback, "limits", "0", 0, 1, CONFIG_LIVE,
+	    "1 applies the per-address limits to 127.0.0.0/8 and ::1 too; 0 trusts a local proxy."),
+	I64(created_at_max_future, "limits", "900", 0, 315360000, CONFIG_LIVE,
+	    "The seconds an event may be dated ahead of now; 0 turns the check off."),
+	I64(created_at_max_past, "limits", "0", 0, 3153600000, CONFIG_LIVE,
+	    "The seconds an event may be dated behind now; 0 turns the check off."),
+	U32(commit_batch, "storage", "1024", 1, 100000, CONFIG_STORED,
+	    "The most events the writer commits in one transaction."),
+	U32(query_threads, "storage", "4", 1, 64, CONFIG_STORED,
+	    "The threads in stored that answer REQ histories and COUNTs."),
+	U32(query_queue_max, "storage", "16384", 1, 1000000, CONFIG_STORED,
+	    "The REQ histories, replays and COUNTs that may wait for a query thread; past it a REQ"
+	    " or COUNT gets CLOSED error:."),
+	U32(query_queue_per_conn, "storage", "256", 1, 1000000, CONFIG_STORED,
+	    "The REQ histories, replays and COUNTs one connection may have waiting for a query"
+	    " thread; past it its REQ or COUNT gets CLOSED rate-limited:."),
+	U32(query_threads_per_conn, "storage", "1", 0, 64, CONFIG_STORED,
+	    "The query threads one connection's REQ histories and COUNTs may hold at once; 0 means"
+	    " no bound."),
+	U32(query_threads_light, "storage", "1", 0, 63, CONFIG_STORED,
+	    "The query threads kept for connections whose queries are known to cost less than"
+	    " query_heavy_ms; 0 keeps none, and at most query_threads - 1 are kept."),
+	U32(query_heavy_ms, "storage", "10", 1, 600000, CONFIG_STORED,
+	    "The CPU milliseconds one REQ history or COUNT may cost before its connection counts as"
+	    " heavy."),
+	U32(query_nice, "storage", "5", 0, 19, CONFIG_STORED,
+	    "The nice value of the query threads not kept for cheap connections; 0 is the same"
+	    " priority as the rest."),
+	U32(query_turns, "storage", "1", 0, 1, CONFIG_STORED,
+	    "1 makes the query threads take each connection's jobs in turn; 0 serves them first"
+	    " come, first served, for the design comparison only."),
+	U32(query_time_limit_ms, "storage", "3000", 10, 600000, CONFIG_STORED,
+	    "The longest a REQ history or COUNT may run before it is cut with CLOSED error:."),
+	STR(db_synchronous, "storage", "full", CONFIG_STORED,
+	    "SQLite's synchronous mode: full or normal."),
+	U32(db_cache_mb, "storage", "32", 1, 65536, CONFIG_STORED,
+	    "The page cache of each of stored's SQLite connections, in MiB."),
+	U32(db_read_map, "storage", "1", 0, 1, CONFIG_STORED,
+	    "1 makes the query threads read relay.db through a memory map each keeps; 0 leaves the"
+	    " reads to SQLite."),
+	U32(db_wal_buffer, "storage", "1", 0, 1, CONFIG_STORED,
+	    "1 makes the writer write each commit's WAL pages in a few large writes at its end; 0"
+	    " writes them SQLite's way."),
+	U32(wal_max_mb, "storage", "512", 64, 65536, CONFIG_STORED,
+	    "The MiB of WAL at which the writer checkpoints itself, and to which the WAL file is"
+	    " cut back."),
+	U32(writer_nice, "storage", "10", 0, 19, CONFIG_STORED,
+	    "The nice value of stored's writer and checkpoint threads; 0 is the same priority as"
+	    " the rest."),
+	U32(search, "storage", "1", 0, 1, CONFIG_STORED_FIRST,
+	    "1 keeps a full-text index (search.db) and serves NIP-50 search; 0 serves none and"
+	    " removes search.db at start."),
+	U32(search_index_delay_ms, "storage", "1000", 0, 600000, CONFIG_STORED,
+	    "How long a stored event's text may wait to be indexed; 0 indexes it once it is"
+	    " committed."),
+	U32(search_index_batch, "storage", "4096", 1, 1000000, CONFIG_STORED,
+	    "The events whose text is indexed in one transaction, and how many waiting start one"
+	    " at once."),
+	U32(expire_interval, "storage", "60", 1, 86400, CONFIG_STORED,
+	    "The seconds between removals of expired events (NIP-40) from disk."),
+	STR(retention, "storage", "", CONFIG_STORED,
+	    "Rules that drop old events, KINDS:DAYS separated by ';' (e.g. 7,6:30;*:3650); empty"
+	    " keeps every event."),
+	U32(verify_threads, "workers", "1", 0, 64, CONFIG_WORKER,
+	    "The threads in each worker that parse messages and check signatures; 0 does it on the"
+	    " event loop, for the design comparison only."),
+	U32(express_lane, "workers", "1", 0, 1, CONFIG_WORKER,
+	    "1 gives each of those threads a second one for cheap messages (REQ, CLOSE, COUNT); 0"
+	    " is for the design comparison only."),
+	U32(inline_request_bytes, "workers", "1024", 0, 65536, CONFIG_LIVE,
+	    "The largest REQ, CLOSE or COUNT the event loop parses itself when its connection has"
+	    " nothing waiting in its lane; 0 sends every message to a lane."),
+	U32(request_slice_us, "workers", "0", 0, 100000, CONFIG_BOTH,
+	    "The scheduler time slice in microseconds that the threads answering requests ask for"
+	    " (Linux 6.12 and later); 0 keeps the kernel's default."),
+	U32(verify_nice, "workers", "5", 0, 19, CONFIG_WORKER,
+	    "The nice value of the threads that check signatures; 0 is the same priority as the"
+	    " rest."),
+	U32(store_timeout_ms, "workers", "5000", 100, 600000, CONFIG_LIVE,
+	    "How long a worker waits for stored's answer to an EVENT before answering OK false"
+	    " error: itself."),
+	U32(answer_timeout_ms, "workers", "60000", 100, 3600000, CONFIG_LIVE,
+	    "How long a worker waits for stored's answer to a COUNT, or the next part of a REQ's"
+	    " history, before answering CLOSED error: itself."),
+	U32(deliver_queue, "workers", "8192", 16, 1048576, CONFIG_WORKER,
+	    "The live deliveries a busy worker may lag behind before some are lost and counted."),
+	U32(request_backlog, "workers", "4096", 0, 1000000, CONFIG_LIVE,
+	    "The clients' requests one worker holds beyond nng's own 1024 while stored is slow;"
+	    " past it an EVENT gets OK false error: and a REQ or COUNT CLOSED error:."),
+	U32(metrics_public, "workers", "0", 0, 1, CONFIG_LIVE,
+	    "1 serves /metrics to any client; 0 serves it to loopback clients only."),
+	STR(auth_required, "access", "no", CONFIG_LIVE,
+	    "What needs NIP-42 authentication: no, writes (publishing), reads (REQ, COUNT) or all."),
+	STR(private_kinds, "access", "", CONFIG_STORED,
+	    "The kinds only their author and p-tagged pubkeys may read, after NIP-42 AUTH (e.g."
+	    " 4,1059)."),
+	U32(min_pow_difficulty, "access", "0", 0, 256, CONFIG_LIVE,
+	    "The NIP-13 leading zero bits an event id must have; 0 turns the check off."),
+	STR(admin_pubkeys, "access", "", CONFIG_LIVE,
+	    "The NIP-86 admins as comma-separated hex pubkeys; empty turns the management API off."),
+	U32(heap_trim_interval, "memory", "60", 0, 86400, CONFIG_STORED,
+	    "The seconds between handing each process's freed heap pages back to the system; 0"
+	    " never does."),
+	STR(log_level, "logging", "info", CONFIG_LIVE_ALL,
+	    "The least severe messages logged: error, warn, info or debug."),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
+
+/* Each "change needs" value: its label in the docs, and what it means. */
+static const struct config_change_doc {
+	const char *label, *meaning;
+} config_changes[] = {
+	[CONFIG_LIVE] = { "reload", "A reload (SIGHUP: systemctl reload, relayctl reload) applies it"
+				    " in every process that uses it." },
+	[CONFIG_LIVE_ALL] = { "reload", NULL }, /* the same to an operator */
+	[CONFIG_WORKER] = { "worker restart", "Each worker reads it at start and keeps its running"
+					      " value on reload." },
+	[CONFIG_STORED] = { "stored restart", "stored reads it at start; a worker that uses it"
+					      " applies it on reload." },
+	[CONFIG_BOTH] = { "stored and worker restart", "stored and each worker read it at start." },
+	[CONFIG_STORED_FIRST] = { "stored, then worker restart",
+				  "stored reads it at start, and the workers keep showing stored's"
+				  " value (NIP-11) until they restart after it." },
+	[CONFIG_RUN] = { "`make run` restart", "Only `make run` reads it; under systemd each"
+					       " relayd@N unit is one worker." },
+};
 
 /* Keys renamed since a release: the old name in a config file still sets
  * the new key, with a warning, so an upgrade does not refuse to start. */
@@ -431,24 +468,90 @@ int config_load(const char *path, struct config *out, char *err, size_t err_len)
 	return 0;
 }
 
-void config_write_sample(FILE *out)
+/* Writes each "change needs" label with its meaning through format, which
+ * takes the two strings (a label shared by two values is written once). */
+static void config_write_legend(FILE *out, const char *format)
+{
+	for (size_t c = 0; c < sizeof(config_changes) / sizeof(config_changes[0]); c++)
+		if (config_changes[c].meaning)
+			fprintf(out, format, config_changes[c].label, config_changes[c].meaning);
+}
+
+/* Calls row() for every key in table order, and heading() before the first
+ * key of each section. */
+static void config_write_rows(FILE *out, void (*heading)(FILE *out, const char *section),
+			      void (*row)(FILE *out, const struct config_key *k))
 {
 	const char *section = "";
 
-	fprintf(out, "# relay.conf - every key with its default.  Unknown keys are an error.\n");
 	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
-		const struct config_key *k = &config_keys[i];
-
-		if (strcmp(section, k->section) != 0) {
-			section = k->section;
-			fprintf(out, "\n# [%s]\n", section);
+		if (strcmp(section, config_keys[i].section) != 0) {
+			section = config_keys[i].section;
+			heading(out, section);
 		}
-		if (k->type == CONFIG_STR)
-			fprintf(out, "# %s\n%s = %s\n", k->doc, k->name, k->default_value);
-		else /* the range an operator may set: out of it the daemons refuse to start */
-			fprintf(out, "# %s [%lld..%lld]\n%s = %s\n", k->doc, (long long)k->min,
-				(long long)k->max, k->name, k->default_value);
+		row(out, &config_keys[i]);
 	}
+}
+
+static void config_sample_heading(FILE *out, const char *section)
+{
+	fprintf(out, "\n# [%s]\n", section);
+}
+
+static void config_sample_row(FILE *out, const struct config_key *k)
+{
+	fprintf(out, "# %s\n# change needs: %s", k->doc, config_changes[k->change].label);
+	if (k->type != CONFIG_STR) /* out of the range the daemons refuse to start */
+		fprintf(out, " [%lld..%lld]", (long long)k->min, (long long)k->max);
+	fprintf(out, "\n%s = %s\n", k->name, k->default_value);
+}
+
+void config_write_sample(FILE *out)
+{
+	fprintf(out, "# relay.conf - every key with its default.  Unknown keys are an error.\n"
+		     "# What a change of a key needs:\n");
+	config_write_legend(out, "#   %s: %s\n");
+	config_write_rows(out, config_sample_heading, config_sample_row);
+}
+
+/* Writes text into a Markdown table cell: '|' and '*' are escaped. */
+static void config_md_text(FILE *out, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (*p == '|' || *p == '*')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+}
+
+static void config_md_heading(FILE *out, const char *section)
+{
+	fprintf(out, "\n#### [%s]\n\n| key | default | range | change needs | what it does |\n"
+		     "|---|---|---|---|---|\n", section);
+}
+
+static void config_md_row(FILE *out, const struct config_key *k)
+{
+	fprintf(out, "| `%s` | ", k->name);
+	if (k->default_value[0])
+		fprintf(out, "`%s` | ", k->default_value);
+	else
+		fprintf(out, "(empty) | ");
+	if (k->type == CONFIG_STR)
+		fprintf(out, "text | ");
+	else
+		fprintf(out, "%lld..%lld | ", (long long)k->min, (long long)k->max);
+	fprintf(out, "%s | ", config_changes[k->change].label);
+	config_md_text(out, k->doc);
+	fprintf(out, " |\n");
+}
+
+void config_write_markdown(FILE *out)
+{
+	fprintf(out, "\n| change needs | what applies a changed value |\n|---|---|\n");
+	config_write_legend(out, "| %s | %s |\n");
+	config_write_rows(out, config_md_heading, config_md_row);
+	fprintf(out, "\n");
 }
 
 int config_socket_url(const struct config *cfg, const char *name, char *url, size_t url_len)
@@ -470,6 +573,41 @@ static int config_key_same(const struct config_key *k, const struct config *a,
 	if (k->type == CONFIG_STR)
 		return strcmp(fa, fb) == 0;
 	return memcmp(fa, fb, k->size) == 0;
+}
+
+/* Whether process who keeps its running value of a key with change c. */
+static int config_kept_by(enum config_change c, enum config_process who)
+{
+	if (who == CONFIG_FOR_STORED)
+		return c != CONFIG_LIVE_ALL;
+	return c == CONFIG_WORKER || c == CONFIG_BOTH || c == CONFIG_STORED_FIRST;
+}
+
+static void config_log_kept(const struct config_key *k, enum config_process who)
+{
+	if (who == CONFIG_FOR_STORED)
+		log_warnx("reload: %s changed; stored applies it at its next start (a worker applies"
+			  " its own keys at once)", k->name);
+	else
+		log_warnx("reload: %s changed; restart %s to apply it", k->name,
+			  k->change == CONFIG_STORED_FIRST ? "stored, then the workers" : "the worker");
+}
+
+size_t config_keep_running(const struct config *running, struct config *next,
+			   enum config_process who)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < CONFIG_NKEYS; i++) {
+		const struct config_key *k = &config_keys[i];
+
+		if (!config_kept_by(k->change, who) || config_key_same(k, running, next))
+			continue;
+		config_log_kept(k, who);
+		memcpy((char *)next + k->offset, (const char *)running + k->offset, k->size);
+		kept++;
+	}
+	return kept;
 }
 
 /* Walks the table for config_foreach (running NULL: every key) and

@@ -2,11 +2,16 @@
  * config.h - the relay's configuration: one declarative table.
  *
  * The file format is `key = value` lines; `#` starts a comment; blank lines
- * are ignored.  Every key, its type, default, bounds and one-line doc live in
- * one table (config.c) that drives parsing, validation and the sample file
- * (`stored --print-config`).  Unknown keys and out-of-range values are
- * errors.  A loaded struct config is an immutable snapshot: handlers read it,
- * reload builds a new one.
+ * are ignored.  Keys are unique across sections: a section is only a
+ * heading of the sample file and the README (`# [storage]`), never syntax.
+ * Unknown keys and out-of-range values are errors.
+ *
+ * Every key's type, default, bounds, section, what a change of it needs and
+ * one-sentence doc live in one table (config.c).  The table drives parsing,
+ * validation, each process's reload and the docs: `stored --print-config`
+ * writes etc/relay.conf and `stored --print-config=markdown` the README's
+ * config table (`make config-docs`).  A loaded struct config is an immutable
+ * snapshot: handlers read it, a reload builds a new one.
  */
 #ifndef COMMON_CONFIG_H
 #define COMMON_CONFIG_H
@@ -47,6 +52,7 @@ struct config {
 	uint32_t max_connections_per_ip;
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;
+	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t rate_limit_strikes;
 	uint32_t limit_loopback;
 	int64_t created_at_max_future;
@@ -71,23 +77,23 @@ struct config {
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t search_index_delay_ms; /* text indexed behind the events (0: in each commit) */
 	uint32_t search_index_batch;
-	uint32_t request_slice_us; /* EEVDF slice of the request-path threads (0: default) */
 	uint32_t expire_interval; /* seconds between removals of expired events */
 	char retention[CONFIG_TEXT_MAX]; /* rules, see retention.h */
 	/* [workers] */
 	uint32_t verify_threads;
-	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t express_lane;      /* 0/1: a second thread per lane for cheap messages */
 	uint32_t inline_request_bytes; /* small requests the loop parses itself (0: none) */
+	uint32_t request_slice_us; /* EEVDF slice of the request-path threads (0: default) */
 	uint32_t verify_nice;       /* nice value of each lane's first thread */
-	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
-	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
-	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	uint32_t store_timeout_ms;
 	uint32_t answer_timeout_ms;
 	uint32_t deliver_queue;
 	uint32_t request_backlog; /* clients' requests waiting for room to stored */
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
+	/* [access] */
+	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
+	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
+	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
 	/* [memory] */
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
@@ -109,8 +115,44 @@ int config_set(struct config *cfg, const char *key, const char *value, char *err
  * the first max of them into out; returns how many the list holds. */
 size_t config_kinds(const char *text, uint32_t *out, size_t max);
 
-/* Writes a commented sample file with every key at its default. */
+/*
+ * What a change of a key needs before it takes effect (the table's "change
+ * needs" column).  "Reload" is SIGHUP: `systemctl reload`, `relayctl reload`.
+ */
+enum config_change {
+	CONFIG_LIVE,         /* the workers apply it on reload; stored at most warns at start */
+	CONFIG_LIVE_ALL,     /* stored and the workers apply it on reload */
+	CONFIG_WORKER,       /* each worker reads it at start */
+	CONFIG_STORED,       /* stored reads it at start; a worker applies its use on reload */
+	CONFIG_BOTH,         /* stored and each worker read it at start */
+	CONFIG_STORED_FIRST, /* stored reads it at start; the workers show stored's value */
+	CONFIG_RUN,          /* only `make run` (etc/run.sh) reads it, at start */
+};
+
+/* The process whose reload config_keep_running() serves. */
+enum config_process { CONFIG_FOR_WORKER, CONFIG_FOR_STORED };
+
+/*
+ * For a reload by process who: copies back into next the running value of
+ * every key that who cannot apply on reload and that differs, and logs each
+ * one as "reload: KEY changed; ..." with what to restart.  A worker keeps
+ * the keys a change of which needs a worker restart (CONFIG_WORKER,
+ * CONFIG_BOTH, CONFIG_STORED_FIRST).  stored keeps every key but
+ * CONFIG_LIVE_ALL ones: its threads read their settings once, so it names
+ * every other changed key, even one only the workers use.  Returns how many
+ * keys it kept.
+ */
+size_t config_keep_running(const struct config *running, struct config *next,
+			   enum config_process who);
+
+/* Writes etc/relay.conf: every key at its default, under its section, after
+ * a comment with its doc, what a change needs and its range. */
 void config_write_sample(FILE *out);
+
+/* Writes the README's config table: a legend of the "change needs" values,
+ * then per section a `####` heading and a Markdown table with the columns
+ * key | default | range | change needs | what it does. */
+void config_write_markdown(FILE *out);
 
 /* Writes the path of a socket in run_dir ("stored-rpc.ipc") as an nng URL
  * "ipc:///..." into url.  Returns 0 or ERR_TOOBIG if it does not fit the
@@ -140,7 +182,7 @@ typedef int (*config_visit_fn)(void *arg, const struct config_entry *entry);
 int config_foreach(const struct config *cfg, config_visit_fn fn, void *arg);
 
 /* The same for only the keys whose value in next differs from that in
- * running (a reload names what it cannot apply), with next's value. */
+ * running, with next's value. */
 int config_foreach_change(const struct config *running, const struct config *next,
 			  config_visit_fn fn, void *arg);
 

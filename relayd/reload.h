@@ -3,10 +3,12 @@
  *
  * SIGHUP (systemctl reload, relayctl reload) makes the service thread read
  * the config file again.  A file that does not load is rejected whole and
- * the running snapshot stays.  Keys that need a restart (listening address,
- * paths, thread counts) keep their running values and are named in the
- * log; everything else (limits, NIP-11 texts, access rules, log level) takes
- * effect for the next message, without dropping a connection.
+ * the running snapshot stays.  A key whose change needs a worker restart
+ * (common/config.c's "change needs" column: listening address, paths,
+ * thread counts, and stored's max_limit and search, which NIP-11 shows)
+ * keeps its running value and is named in the log.  Every other key
+ * (limits, NIP-11 texts, access rules, log level) takes effect for the next
+ * message, without dropping a connection.
  */
 #ifndef RELAYD_RELOAD_H
 #define RELAYD_RELOAD_H

@@ -2,7 +2,7 @@
  * main.c - stored: the one process that owns the database and the
  * subscription index.
  *
- * Usage: stored [-c CONFIG] | stored --print-config
+ * Usage: stored [-c CONFIG] | stored --print-config[=markdown]
  * It starts its threads (writer, broadcaster, query pool, rpc, admin), then
  * waits for a signal in the main thread.  SIGTERM/SIGINT stop it in order:
  * the writer drains and commits what it has and answers it, then the
@@ -66,7 +66,7 @@ static int mkdir_p(const char *path)
 
 static void stored_usage(void)
 {
-	fprintf(stderr, "usage: stored [-c CONFIG] | stored --print-config\n");
+	fprintf(stderr, "usage: stored [-c CONFIG] | stored --print-config[=markdown]\n");
 	exit(2);
 }
 
@@ -79,6 +79,9 @@ static const char *stored_args(int argc, char **argv)
 			path = argv[++i];
 		} else if (strcmp(argv[i], "--print-config") == 0) {
 			config_write_sample(stdout);
+			exit(0);
+		} else if (strcmp(argv[i], "--print-config=markdown") == 0) {
+			config_write_markdown(stdout); /* the README's table (make config-docs) */
 			exit(0);
 		} else {
 			stored_usage();
@@ -131,24 +134,14 @@ static void stored_init(struct stored *s, const char *config_path)
 
 /*
  * SIGHUP: stored's threads read their settings once, so only the log level
- * changes live; any other changed key is named as needing a restart (which
- * loses nothing: see the README's durability section).
+ * changes live; config_keep_running() names every other changed key as
+ * needing a restart (which loses nothing: see the README's durability
+ * section).
  */
-static int stored_reload_name_change(void *arg, const struct config_entry *e)
-{
-	size_t *changed = arg;
-
-	(*changed)++;
-	log_warnx("reload: %s changed; stored applies it at its next start (a worker applies"
-		  " its own keys at once)", e->name);
-	return 0;
-}
-
 static void stored_reload(struct stored *s, const char *config_path)
 {
 	struct config next;
 	char err[512];
-	size_t changed = 0;
 
 	notify_send("RELOADING=1");
 	if (config_load(config_path, &next, err, sizeof(err))) {
@@ -156,8 +149,7 @@ static void stored_reload(struct stored *s, const char *config_path)
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
-		config_foreach_change(&s->cfg, &next, stored_reload_name_change, &changed);
-		if (!changed)
+		if (!config_keep_running(&s->cfg, &next, CONFIG_FOR_STORED))
 			log_info("configuration reloaded");
 	}
 	notify_send("READY=1");

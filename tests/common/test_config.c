@@ -4,12 +4,16 @@
  * name the file, the line, the key and the bounds), the file syntax
  * (comments, blank lines, whitespace, CRLF), the cross-field checks
  * (log_level, db_synchronous, run_dir length), config_socket_url's limit,
- * that the sample file re-parses to the defaults, and that config_foreach()
- * walks every key with its value.
+ * that the sample file re-parses to the defaults, that config_foreach()
+ * walks every key with its value, which keys each process keeps on reload
+ * (config_keep_running), and that etc/relay.conf and the README's config
+ * table are what the table generates (`make config-docs`).
  *
  * The expected defaults and bounds below are written out from the
  * documented table (the sample file etc/relay.conf); config files are
- * written to a private mkdtemp() directory under /tmp.
+ * written to a private mkdtemp() directory under /tmp.  The generated files
+ * are read relative to the working directory: `make unit` runs the tests in
+ * the repository's root.
  */
 #include <check.h>
 #include <stddef.h>
@@ -90,6 +94,31 @@ static const struct key_case keys[] = {
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
 	S(log_level, "info", "debug"),
+	S(relay_url, "", "wss://relay.example.org"),
+	U(held_deliveries, "10000", 1, 1000000, "500"),
+	U(max_connections_per_ip, "500", 0, 1000000, "0"),
+	U(events_per_second, "50", 0, 1000000, "5"),
+	U(events_burst, "200", 1, 1000000, "20"),
+	U(reqs_per_second, "50", 0, 1000000, "5"),
+	U(reqs_burst, "200", 1, 1000000, "20"),
+	U(rate_limit_strikes, "100", 1, 1000000, "3"),
+	U(limit_loopback, "0", 0, 1, "1"),
+	U(query_time_limit_ms, "3000", 10, 600000, "100"),
+	U(db_wal_buffer, "1", 0, 1, "0"),
+	U(writer_nice, "10", 0, 19, "0"),
+	U(search, "1", 0, 1, "0"),
+	U(search_index_delay_ms, "1000", 0, 600000, "0"),
+	U(search_index_batch, "4096", 1, 1000000, "64"),
+	U(expire_interval, "60", 1, 86400, "5"),
+	S(retention, "", "*:3650"),
+	U(request_slice_us, "0", 0, 100000, "100"),
+	U(deliver_queue, "8192", 16, 1048576, "100"),
+	U(request_backlog, "4096", 0, 1000000, "0"),
+	U(metrics_public, "0", 0, 1, "1"),
+	S(auth_required, "no", "writes"),
+	S(private_kinds, "", "4,1059"),
+	U(min_pow_difficulty, "0", 0, 256, "8"),
+	S(admin_pubkeys, "", "0000000000000000000000000000000000000000000000000000000000000001"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -659,6 +688,176 @@ START_TEST(test_foreach_stops)
 }
 END_TEST
 
+/* ---- config_keep_running ---- */
+
+/* The whole of the file at path; fails the test if it cannot be read. */
+static char *read_whole(const char *path)
+{
+	char *text = NULL;
+	size_t len = 0, n;
+	char chunk[4096];
+	FILE *in = fopen(path, "r"), *out = open_memstream(&text, &len);
+
+	ck_assert_msg(in != NULL, "%s: cannot read it (run the test in the repository's root)",
+		      path);
+	ck_assert_ptr_nonnull(out);
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		fwrite(chunk, 1, n, out);
+	fclose(in);
+	fclose(out);
+	return text;
+}
+
+/* The keys a worker keeps on reload, with what it says to restart. */
+static const struct {
+	const char *key, *restart;
+} worker_kept[] = {
+	{ "max_limit", "stored, then the workers" },
+	{ "search", "stored, then the workers" },
+	{ "bind", "the worker" },
+	{ "port", "the worker" },
+	{ "run_dir", "the worker" },
+	{ "data_dir", "the worker" },
+	{ "verify_threads", "the worker" },
+	{ "max_queued_messages", "the worker" },
+	{ "verify_nice", "the worker" },
+	{ "request_slice_us", "the worker" },
+	{ "express_lane", "the worker" },
+	{ "max_message_bytes", "the worker" },
+	{ "deliver_queue", "the worker" },
+	{ "listen_check_ms", "the worker" },
+	{ "listen_check_timeout_ms", "the worker" },
+};
+
+/* What a worker says to restart for key, or NULL when it applies it. */
+static const char *worker_restart(const char *key)
+{
+	for (size_t i = 0; i < sizeof(worker_kept) / sizeof(worker_kept[0]); i++)
+		if (strcmp(worker_kept[i].key, key) == 0)
+			return worker_kept[i].restart;
+	return NULL;
+}
+
+/* The line process who logs when it keeps key (into line), or NULL when
+ * it applies key on reload. */
+static const char *kept_line(const char *key, enum config_process who, char *line, size_t len)
+{
+	const char *restart = worker_restart(key);
+
+	if (who == CONFIG_FOR_WORKER && restart)
+		snprintf(line, len, "reload: %s changed; restart %s to apply it\n", key, restart);
+	else if (who == CONFIG_FOR_STORED && strcmp(key, "log_level") != 0)
+		snprintf(line, len, "reload: %s changed; stored applies it at its next start (a worker"
+			 " applies its own keys at once)\n", key);
+	else
+		return NULL;
+	return line;
+}
+
+/* Process who reloads a config in which only k changed. */
+static void expect_reload(const struct key_case *k, enum config_process who)
+{
+	struct config running, next, want;
+	char err[256], buf[256], *text;
+	const char *line = kept_line(k->key, who, buf, sizeof(buf));
+
+	ck_assert_int_eq(config_load(NULL, &running, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_load(NULL, &next, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_set(&next, k->key, k->other, err, sizeof(err)), 0);
+	memcpy(&want, line ? &running : &next, sizeof(want));
+	ck_assert_ptr_nonnull(freopen(conf_path, "w", stderr));
+	ck_assert_uint_eq(config_keep_running(&running, &next, who), line != NULL);
+	fflush(stderr);
+	ck_assert_msg(memcmp(&want, &next, sizeof(want)) == 0, "%s: %s its running value", k->key,
+		      line ? "did not keep" : "kept");
+	text = read_whole(conf_path);
+	if (line)
+		expect_in(text, line);
+	else
+		ck_assert_str_eq(text, "");
+	free(text);
+}
+
+/* One key changed: each process keeps its running value or takes the new
+ * one, and names what it keeps in the log, as its reload always did. */
+START_TEST(test_keep_running)
+{
+	expect_reload(&keys[_i], CONFIG_FOR_WORKER);
+	expect_reload(&keys[_i], CONFIG_FOR_STORED);
+}
+END_TEST
+
+/* keys[] lists every key of the table, so the loops above cover them all. */
+START_TEST(test_cases_cover_every_key)
+{
+	static struct walk w;
+	struct config cfg;
+	char err[256];
+
+	ck_assert_int_eq(config_load(NULL, &cfg, err, sizeof(err)), 0);
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(config_foreach(&cfg, walk_visit, &w), 0);
+	ck_assert_uint_eq(w.n, NKEYS);
+}
+END_TEST
+
+/* ---- the generated files ---- */
+
+/* What write() prints, as a string. */
+static char *generate(void (*write)(FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(out);
+	write(out);
+	fclose(out);
+	return text;
+}
+
+/* Fails naming the first line where have differs from want. */
+static void expect_same(const char *what, const char *have, size_t have_len, const char *want)
+{
+	size_t line = 1, i = 0;
+
+	while (i < have_len && want[i] && have[i] == want[i])
+		line += have[i++] == '\n';
+	ck_assert_msg(i == have_len && want[i] == '\0',
+		      "%s differs from the table at its line %zu: run make config-docs", what, line);
+}
+
+START_TEST(test_relay_conf_is_generated)
+{
+	char *have = read_whole("etc/relay.conf"), *want = generate(config_write_sample);
+
+	expect_same("etc/relay.conf", have, strlen(have), want);
+	free(have);
+	free(want);
+}
+END_TEST
+
+#define TABLE_BEGIN "<!-- config-table: generated by make config-docs from common/config.c; do not edit -->\n"
+#define TABLE_END "<!-- end config-table -->\n"
+
+START_TEST(test_readme_table_is_generated)
+{
+	char *readme = read_whole("README.md"), *want = generate(config_write_markdown);
+	char *begin = strstr(readme, TABLE_BEGIN), *end;
+
+	ck_assert_msg(begin && (begin == readme || begin[-1] == '\n'), "README.md: no line %s",
+		      TABLE_BEGIN);
+	begin += strlen(TABLE_BEGIN);
+	end = strstr(begin, TABLE_END);
+	ck_assert_msg(end && end[-1] == '\n', "README.md: no line %s after the first marker",
+		      TABLE_END);
+	ck_assert_msg(strstr(end + 1, TABLE_BEGIN) == NULL, "README.md: a second config table");
+	expect_same("README.md's config table", begin, (size_t)(end - begin), want);
+	free(readme);
+	free(want);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -700,6 +899,16 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, test_foreach_reports_values, 0, (int)NKEYS);
 	tcase_add_loop_test(tc, test_foreach_change_reports_only_the_changed_key, 0, (int)NKEYS);
 	tcase_add_test(tc, test_foreach_stops);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("reload");
+	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, test_keep_running, 0, (int)NKEYS);
+	tcase_add_test(tc, test_cases_cover_every_key);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("generated");
+	tcase_add_test(tc, test_relay_conf_is_generated);
+	tcase_add_test(tc, test_readme_table_is_generated);
 	suite_add_tcase(s, tc);
 	return s;
 }
