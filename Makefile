@@ -135,6 +135,11 @@ tsan: deps
 	$(MAKE) SAN=thread CFLAGS="-O1 -g" $(addprefix build-thread/,$(TSAN_UNITS))
 	@sh tests/run-unit.sh $(addprefix build-thread/,$(TSAN_UNITS))
 
+# The README's sentence statistics (tests/lint/prose.mjs says what it counts).
+.PHONY: prose
+prose:
+	node tests/lint/prose.mjs --check README.md
+
 clean:
 	rm -rf build build-*
 

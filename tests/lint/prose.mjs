@@ -11,7 +11,8 @@
 // What counts as prose:
 // - Fenced code blocks, HTML comments and headings are left out.
 // - An inline code span counts as one word, whatever it holds.
-// - A link counts as its text; emphasis marks are dropped.
+// - A link counts as its text; emphasis marks and link definitions
+//   ("[name]: url") are dropped.
 // - A paragraph, a list item and a table cell are each split into
 //   sentences; a table cell is also measured whole.  A cell of fewer than
 //   LABEL_WORDS words is a label (a key, a default), measured as a cell only.
@@ -61,6 +62,7 @@ function plain(text) {
 	return text
 		.replace(/`[^`]*`/g, 'CODE')
 		.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+		.replace(/\[([^\]]*)\]\[[^\]]*\]/g, '$1')
 		.replace(/\*\*|__/g, '')
 		.replace(/(^|\s)[*_]([^*_]+)[*_]/g, '$1$2');
 }
@@ -113,6 +115,7 @@ function table_cells(line) {
 	return cells.map((c) => c.trim());
 }
 
+const LINK_DEFINITION = /^\[[^\]]+\]:\s/;
 const LIST_ITEM = /^\s*([-*+]|\d+[.)])\s+/;
 
 // Returns { blocks: [text], cells: [text] } of the file's prose.
@@ -129,7 +132,7 @@ function blocks_of(lines) {
 	for (const line of lines) {
 		const trimmed = line.trim();
 
-		if (trimmed === '' || /^#{1,6}\s/.test(trimmed)) {
+		if (trimmed === '' || /^#{1,6}\s/.test(trimmed) || LINK_DEFINITION.test(trimmed)) {
 			flush();
 			continue;
 		}
