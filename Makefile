@@ -162,6 +162,11 @@ cycles: $(CYCLE_OBJ) $(CYCLE_FIXTURE_OBJ)
 	@node tests/lint/cycles.mjs --self-test $(BUILD)
 	@node tests/lint/cycles.mjs $(BUILD)
 
+# The README's sentence statistics (tests/lint/prose.mjs says what it counts).
+.PHONY: prose
+prose:
+	node tests/lint/prose.mjs --check README.md
+
 clean:
 	rm -rf build build-*
 
