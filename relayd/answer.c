@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "conn.h"
@@ -15,7 +16,7 @@
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
-#include "service.h"
+#include "subreg.h"
 
 /* The OK for one pending EVENT of a connection. */
 static void answer_one_result(struct relayd *r, uint32_t request_id,
@@ -32,7 +33,7 @@ static void answer_one_result(struct relayd *r, uint32_t request_id,
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
-	histo_observe(&r->ok_latency, (uint64_t)(service_now_us() - p.started_us));
+	histo_observe(&r->ok_latency, (uint64_t)(deadline_now_us() - p.started_us));
 	snprintf(text, sizeof(text), "%.*s", (int)m->message.len, m->message.ptr);
 	frame = reply_ok(m->id, m->accepted, text, &n);
 	if (frame)
@@ -126,7 +127,7 @@ static void answer_query_events(struct relayd *r, const struct msg_header *h, co
 		return;
 	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
 	if (s && !replay)
-		service_sub_answer_due(r, s); /* a long history is still coming */
+		subreg_answer_due(r, s); /* a long history is still coming */
 	if (s)
 		answer_stored_events(r, c, s, &m);
 	msg_query_events_release(&m);
@@ -219,7 +220,7 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 		send_frame(r, c, frame, n, NULL, '\0');
 	/* stored filed it before its history failed: unfiled, it would be
 	 * matched against every event for as long as the connection lives. */
-	service_sub_close_remote(r, c, s);
+	subreg_close(r, c, s);
 	conn_sub_remove(c, s);
 }
 

@@ -43,16 +43,4 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
  * the lane forgets what it knew about it.  Never refused. */
 void ingress_forget(struct ingress *in, uint64_t conn_id);
 
-/* For verb handlers: queue a frame / a NOTICE / a CLOSED for conn_id. */
-void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len);
-void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message);
-void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-		    const char *message);
-/* A REQ refused: CLOSED for sub_id, after closing the subscription of that
- * id the connection may have open.  A REQ replaces the subscription of its
- * id (NIP-01), so once the client reads CLOSED it holds none of that id,
- * and no event may come for it any more. */
-void ingress_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-			 const char *message);
-
 #endif

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "../common/slice.h"
 #include "../common/config.h"
 #include "../common/event_sig.h"
@@ -68,7 +69,7 @@ static void relayd_link_tick(lws_sorted_usec_list_t *sul)
 {
 	struct relayd *r = lws_container_of(sul, struct relayd, link_tick);
 
-	link_watch(r, service_now_ms());
+	link_watch(r, deadline_now_ms());
 	lws_sul_schedule(r->lws, 0, &r->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
 }
 

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/deadline.h"
 #include "../proto/msg.h"
-#include "http.h"
+#include "http_session.h"
 #include "link.h"
 #include "nip98.h"
 #include "relayd.h"
-#include "service.h"
 
 static void nip86_error(struct lws *wsi, struct http_session *s, unsigned status,
 			const char *message)
@@ -17,7 +17,7 @@ static void nip86_error(struct lws *wsi, struct http_session *s, unsigned status
 	char body[256];
 	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
 
-	http_respond(wsi, s, status, "application/json", body, (size_t)n);
+	http_session_respond(wsi, s, status, "application/json", body, (size_t)n);
 }
 
 int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
@@ -53,7 +53,7 @@ static int nip86_pending_add(struct relayd *r, uint32_t request_id, struct lws *
 		if (r->manage[i].s)
 			continue;
 		r->manage[i] = (struct manage_pending){ request_id, wsi, s,
-							service_now_ms() + NIP86_TIMEOUT_MS };
+							deadline_now_ms() + NIP86_TIMEOUT_MS };
 		return 0;
 	}
 	return -1;
@@ -117,7 +117,8 @@ void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response
 		struct manage_pending *p = &r->manage[i];
 
 		if (p->s && p->request_id == request_id) {
-			http_respond(p->wsi, p->s, HTTP_STATUS_OK, "application/json", response, len);
+			http_session_respond(p->wsi, p->s, HTTP_STATUS_OK, "application/json", response,
+					     len);
 			p->s = NULL;
 			return;
 		}

@@ -17,24 +17,15 @@
 #include "ingress.h"
 #include "iplimit.h"
 #include "link.h"
+#include "listen.h"
 #include "mailbox.h"
 #include "nip86.h"
 #include "relayd.h"
 #include "reload.h"
 #include "reply.h"
 #include "send.h"
-#include "ws.h"
+#include "subreg.h"
 #include "wsguard.h"
-
-int64_t service_now_us(void)
-{
-	return deadline_now_us();
-}
-
-int64_t service_now_ms(void)
-{
-	return deadline_now_ms();
-}
 
 /* Sends one encoded request and frees it; returns link_send's result. */
 static int service_request(struct relayd *r, struct buf *out, uint32_t request_id)
@@ -73,57 +64,6 @@ static void service_ok(struct relayd *r, struct conn *c, const uint8_t id[32], c
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after,
-			 bool restoring)
-{
-	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_SUB_OPEN, (uint16_t)r->instance, request_id };
-	bool resume = s->state != SUB_QUERYING;
-	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
-				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
-				  s->nfilters, s->filters, 0, { { 0 } } };
-	struct buf out = BUF_INIT;
-	int rc;
-
-	/* stored picks the private events these may read before it applies
-	 * the limit; this worker still checks each one it sends (private.h). */
-	_Static_assert(sizeof(m.viewers) == sizeof(s->viewers), "viewers");
-	if (s->restricted) {
-		m.nviewers = s->nviewers;
-		memcpy(m.viewers, s->viewers, sizeof(m.viewers));
-	}
-	s->resume_after = m.resume_after;
-	service_sub_answer_due(r, s);
-	if (msg_encode_sub_open(&out, &h, &m)) {
-		buf_free(&out);
-		return -1;
-	}
-	/* A client's REQ may be refused (CLOSED); a subscription stored lost
-	 * in a restart must be registered again, however many there are. */
-	rc = restoring ? service_control(r, &out, request_id) : service_request(r, &out, request_id);
-	if (rc == 0)
-		c->registered = true;
-	return rc;
-}
-
-void service_sub_answer_due(struct relayd *r, struct sub *s)
-{
-	s->answer_deadline_ms = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
-}
-
-void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
-{
-	uint32_t request_id = link_request_id(r);
-	struct msg_header h = { PROTO_VERSION, MSG_SUB_CLOSE, (uint16_t)r->instance, request_id };
-	struct msg_sub_close m = { c->id, { s->id, s->id_len } };
-	struct buf out = BUF_INIT;
-
-	if (msg_encode_sub_close(&out, &h, &m) == 0)
-		service_control(r, &out, request_id);
-	else
-		buf_free(&out);
-}
-
 static void mail_text(struct relayd *r, struct conn *c, struct mail *m)
 {
 	send_frame(r, c, m->text, m->text_len, NULL, '\0');
@@ -159,13 +99,13 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 		return;
 	}
-	if (service_sub_register(r, c, s, 0, false)) {
+	if (subreg_open(r, c, s, 0, false)) {
 		service_closed(r, c, m->sub_id, m->sub_id_len,
 			       "error: storage is unavailable, retry shortly");
 		/* The subscription this REQ replaced is still filed at stored
 		 * if the link is up (the backlog was full): unfile it. */
 		if (replaced)
-			service_sub_close_remote(r, c, s);
+			subreg_close(r, c, s);
 		conn_sub_remove(c, s);
 	}
 }
@@ -176,7 +116,7 @@ static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
 
 	if (!s)
 		return;
-	service_sub_close_remote(r, c, s);
+	subreg_close(r, c, s);
 	conn_sub_remove(c, s);
 }
 
@@ -211,12 +151,12 @@ static void mail_resume(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	int64_t deadline = service_now_ms() + relayd_cfg(r)->store_timeout_ms;
+	int64_t deadline = deadline_now_ms() + relayd_cfg(r)->store_timeout_ms;
 
 	if (conn_pending_add(c, m->request_id, m->event_id, deadline))
 		service_ok(r, c, m->event_id, "error: out of memory");
 	else
-		c->pending[c->npending - 1].started_us = service_now_us();
+		c->pending[c->npending - 1].started_us = deadline_now_us();
 }
 
 static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
@@ -229,7 +169,7 @@ static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_count_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	int64_t deadline = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
+	int64_t deadline = deadline_now_ms() + relayd_cfg(r)->answer_timeout_ms;
 
 	if (count_waits_add(&c->counts, m->request_id, m->sub_id, m->sub_id_len, deadline))
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
@@ -280,7 +220,7 @@ static void service_restore_conn(struct conn *c, void *arg)
 
 		if (s->state != SUB_QUERYING)
 			s->state = SUB_RESUMING;
-		service_sub_register(r, c, s, after, true);
+		subreg_open(r, c, s, after, true);
 	}
 }
 
@@ -318,12 +258,27 @@ static void mail_link_down(struct relayd *r)
 	conn_foreach(r->conns, service_fail_waiting, r);
 }
 
+/* Called when stored first answers: only then does the kernel hand this
+ * worker connections, so no client meets a worker that cannot store. */
+static int service_accept(struct relayd *r)
+{
+	if (r->accepting)
+		return 0;
+	if (listen_adopt(lws_get_vhost_by_name(r->lws, "default"), r->listen_fd, LISTEN_PROTOCOL)) {
+		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+		return -1;
+	}
+	r->accepting = true;
+	log_info("accepting connections on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+	return 0;
+}
+
 static void mail_link_up(struct relayd *r)
 {
 	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
 	/* Ready for systemd once the port is bound (before the loop ran) and
 	 * stored answers; repeated READY=1 after a reconnect is harmless. */
-	if (ws_accept(r))
+	if (service_accept(r))
 		fatalx("cannot accept connections");
 	notify_send("READY=1\nSTATUS=serving");
 	/* Whatever was asked on an earlier link is answered now: a request
@@ -436,7 +391,7 @@ static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t no
 		if (s->state == SUB_LIVE || s->answer_deadline_ms > now)
 			continue;
 		service_closed(r, c, s->id, s->id_len, "error: storage did not answer in time, retry");
-		service_sub_close_remote(r, c, s);
+		subreg_close(r, c, s);
 		conn_sub_remove(c, s);
 		expired++;
 	}
@@ -447,7 +402,7 @@ static void service_expire(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
 	struct count_closing cc = { r, c, "error: storage did not answer in time, retry" };
-	int64_t now = service_now_ms();
+	int64_t now = deadline_now_ms();
 	uint32_t expired = 0;
 
 	while (c->npending && c->pending[0].deadline_ms <= now) {
@@ -489,7 +444,7 @@ static void service_report(struct relayd *r)
 static void service_trim(struct relayd *r)
 {
 	r->heaptrim.interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
-	if (heaptrim_tick(&r->heaptrim, service_now_ms()))
+	if (heaptrim_tick(&r->heaptrim, deadline_now_ms()))
 		log_debug("heap trimmed in %lld us", (long long)r->heaptrim.last_us);
 }
 
@@ -497,8 +452,8 @@ void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
 	service_pump(r); /* in case a MAIL_PUMP could not be allocated */
-	iplimit_sweep(r->iplimit, service_now_ms());
-	nip86_expire(r, service_now_ms());
+	iplimit_sweep(r->iplimit, deadline_now_ms());
+	nip86_expire(r, deadline_now_ms());
 	service_report(r);
 	service_trim(r);
 }

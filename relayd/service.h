@@ -27,23 +27,8 @@ void service_drain(struct relayd *r);
 void service_tick(struct relayd *r);
 /* A connection closed: tell stored and forget it. */
 void service_conn_gone(struct relayd *r, struct conn *c);
-/* Sends SUB_OPEN for sub: with its history while it is SUB_QUERYING,
- * otherwise as a resume replaying commits after resume_after.  restoring:
- * stored restarted and lost it (link_send_control), else a client's REQ
- * (link_send).  Returns 0 or the send's error. */
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after,
-			 bool restoring);
-/* stored's next part of s's history or resume is due within
- * answer_timeout_ms from now: called when it is asked for and as each part
- * arrives. */
-void service_sub_answer_due(struct relayd *r, struct sub *s);
-/* Tells stored that s no longer wants deliveries (SUB_CLOSE). */
-void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s);
 /* Hands nng what waits in the link's backlog, and keeps a short timer
  * running while something still waits (MAIL_PUMP). */
 void service_pump(struct relayd *r);
-/* Milliseconds / microseconds on a monotonic clock. */
-int64_t service_now_ms(void);
-int64_t service_now_us(void);
 
 #endif
