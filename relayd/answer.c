@@ -11,9 +11,12 @@
 #include "../proto/msg.h"
 #include "conn.h"
 #include "nip86.h"
+#include "nip11.h"
 #include "outq.h"
+#include "policy.h"
 #include "private.h"
 #include "relayd.h"
+#include "replay.h"
 #include "reply.h"
 #include "send.h"
 #include "subreg.h"
@@ -100,7 +103,7 @@ static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s
 		frame = reply_event(s->id, s->id_len, m->events[i].ptr, m->events[i].len, &n);
 		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
 			return;
-		if (keyed && !sent_ids_add(&s->sent, key) && r->replay.sent_full++ == 0)
+		if (keyed && !sent_ids_add(&s->sent, key) && replay_sent_full(r))
 			log_warnx("a subscription was sent %d stored events while its answer was"
 				  " unfinished; past that, some may come twice if stored restarts"
 				  " (logged once)", SENT_IDS_MAX);
@@ -326,6 +329,19 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 	}
 }
 
+/* stored's NIP-86 policy changed: the NIP-11 document shows its texts. */
+static void answer_policy(struct relayd *r, const uint8_t *data, size_t len)
+{
+	struct msg_policy p;
+
+	if (msg_decode_policy(data, len, &p))
+		return;
+	if (policy_apply(r, &p) && nip11_build(r))
+		log_warnx("the NIP-11 document with the new name, description or restrictions"
+			  " does not fit");
+	msg_policy_release(&p);
+}
+
 /* stored's snapshot: kept for GET /metrics and /stats.json. */
 static void answer_metrics(struct relayd *r, const void *body, size_t len)
 {
@@ -355,12 +371,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 		return;
 	}
 	if (h.type == MSG_POLICY) {
-		struct msg_policy p;
-
-		if (msg_decode_policy(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &p) == 0) {
-			policy_apply(r, &p);
-			msg_policy_release(&p);
-		}
+		answer_policy(r, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
 		return;
 	}
 	if (h.type != MSG_DELIVER ||

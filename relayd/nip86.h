@@ -23,6 +23,12 @@
 
 struct relayd;
 struct http_session;
+struct nip86;
+
+/* The NIP-86 state of a worker (r->nip86), or NULL without memory. */
+struct nip86 *nip86_new(void);
+/* Frees it; requests still waiting are dropped unanswered.  NULL-safe. */
+void nip86_free(struct nip86 *n);
 
 /* Headers of a POST arrived: accept the body or answer at once. */
 int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);

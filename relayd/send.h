@@ -20,7 +20,17 @@
 
 struct relayd;
 struct conn;
+struct send_batch;
 struct shared;
+
+/* The list of connections a drain gave frames to (r->send), or NULL
+ * without memory. */
+struct send_batch *send_batch_new(void);
+/* Frees it.  NULL-safe. */
+void send_batch_free(struct send_batch *b);
+/* The mailbox drain begins: send_frame() lists connections instead of
+ * asking for WRITEABLE, until send_flush(). */
+void send_hold(struct relayd *r);
 
 /* Queues head (owned) + body (a reference given up, or NULL) + tail ('\0'
  * for none) to c.  Returns 0, or ERR_FULL when c was over its cap and is
@@ -29,7 +39,8 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail);
 /* Writes queued frames (at least one).  Returns -1 when lws should close the connection. */
 int send_writable(struct relayd *r, struct conn *c);
-/* Writes to every connection send_frame() listed during a drain. */
+/* Ends send_hold() and writes to every connection send_frame() listed
+ * meanwhile. */
 void send_flush(struct relayd *r);
 
 #endif

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../common/deadline.h"
-#include "../common/listencheck.h"
+#include "../common/heaptrim.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../proto/msg.h"
@@ -22,10 +22,38 @@
 #include "nip86.h"
 #include "relayd.h"
 #include "reload.h"
+#include "replay.h"
 #include "reply.h"
 #include "send.h"
 #include "subreg.h"
 #include "wsguard.h"
+
+/* The service thread's own state; no other thread touches it. */
+struct service {
+	struct relayd *r;
+	bool accepting;             /* listen_fd is listening (after the first link up) */
+	bool answers_due;           /* between a LINK_UP and a LINK_DOWN mail
+				       (histories are asked again at each LINK_UP,
+				       so none is overdue while the link is away) */
+	lws_sorted_usec_list_t pump_tick; /* pumps the backlog */
+	bool pump_armed;            /* pump_tick is scheduled */
+	struct heaptrim heaptrim;   /* freed heap back to the system */
+	uint32_t next_sub_serial;   /* the counter of conn_sub_next_serial() */
+};
+
+struct service *service_new(struct relayd *r)
+{
+	struct service *sv = calloc(1, sizeof(*sv));
+
+	if (sv)
+		sv->r = r;
+	return sv;
+}
+
+void service_free(struct service *sv)
+{
+	free(sv);
+}
 
 /* Sends one encoded request and frees it; returns link_send's result. */
 static int service_request(struct relayd *r, struct buf *out, uint32_t request_id)
@@ -86,8 +114,9 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	replaced = old != NULL;
 	if (old)
 		conn_sub_remove(c, old); /* stored replaces it by name */
-	s = conn_sub_add(c, m->sub_id, m->sub_id_len, conn_sub_next_serial(c, &r->next_sub_serial),
-			 m->filters, m->nfilters);
+	s = conn_sub_add(c, m->sub_id, m->sub_id_len,
+			 conn_sub_next_serial(c, &r->service->next_sub_serial), m->filters,
+			 m->nfilters);
 	m->filters = NULL;
 	m->nfilters = 0;
 	if (s) {
@@ -254,7 +283,7 @@ static void service_fail_waiting(struct conn *c, void *arg)
 static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
-	r->answers_due = false;
+	r->service->answers_due = false;
 	conn_foreach(r->conns, service_fail_waiting, r);
 }
 
@@ -262,13 +291,13 @@ static void mail_link_down(struct relayd *r)
  * worker connections, so no client meets a worker that cannot store. */
 static int service_accept(struct relayd *r)
 {
-	if (r->accepting)
+	if (r->service->accepting)
 		return 0;
 	if (listen_adopt(lws_get_vhost_by_name(r->lws, "default"), r->listen_fd, LISTEN_PROTOCOL)) {
 		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 		return -1;
 	}
-	r->accepting = true;
+	r->service->accepting = true;
 	log_info("accepting connections on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	return 0;
 }
@@ -286,7 +315,7 @@ static void mail_link_up(struct relayd *r)
 	 * (a LINK_UP handled after its pipe had gone) was dropped with the
 	 * backlog. */
 	conn_foreach(r->conns, service_fail_waiting, r);
-	r->answers_due = true;
+	r->service->answers_due = true;
 	service_hello(r);
 	replay_reset(r);
 	conn_foreach(r->conns, service_restore_conn, r);
@@ -312,17 +341,18 @@ static const conn_mail_fn conn_mail_handlers[] = {
 
 static void service_pump_tick(lws_sorted_usec_list_t *sul)
 {
-	struct relayd *r = lws_container_of(sul, struct relayd, pump_tick);
+	struct service *sv = lws_container_of(sul, struct service, pump_tick);
+	struct relayd *r = sv->r;
 
-	r->pump_armed = false;
+	sv->pump_armed = false;
 	service_pump(r);
 }
 
 void service_pump(struct relayd *r)
 {
-	if (link_pump(r) && !r->pump_armed) {
-		r->pump_armed = true;
-		lws_sul_schedule(r->lws, 0, &r->pump_tick, service_pump_tick, SERVICE_PUMP_US);
+	if (link_pump(r) && !r->service->pump_armed) {
+		r->service->pump_armed = true;
+		lws_sul_schedule(r->lws, 0, &r->service->pump_tick, service_pump_tick, SERVICE_PUMP_US);
 	}
 }
 
@@ -333,7 +363,7 @@ static void service_handle(struct relayd *r, struct mail *m)
 	switch (m->kind) {
 	case MAIL_RPC: answer_rpc(r, m->msg); return;
 	case MAIL_DELIVER:
-		atomic_fetch_sub(&r->delivers_waiting, 1);
+		link_deliver_taken(r);
 		answer_deliver(r, m->msg);
 		return;
 	case MAIL_LINK_UP: mail_link_up(r); return;
@@ -361,13 +391,12 @@ void service_drain(struct relayd *r)
 {
 	struct mail *m = mailbox_drain(r->mailbox), *next;
 
-	r->draining = true;
+	send_hold(r);
 	for (; m; m = next) {
 		next = m->next;
 		service_handle(r, m);
 		mail_free(m);
 	}
-	r->draining = false;
 	send_flush(r);
 }
 
@@ -381,7 +410,7 @@ static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t no
 {
 	uint32_t expired = 0;
 
-	if (!r->answers_due)
+	if (!r->service->answers_due)
 		return 0;
 	/* Backwards: conn_sub_remove() moves the last subscription into the
 	 * removed one's place. */
@@ -428,7 +457,7 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps),
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
-		atomic_load(&r->stats.requests_on_loop), listencheck_relistens(r->listencheck),
+		atomic_load(&r->stats.requests_on_loop), link_relistens(r),
 		wsguard_refused(), atomic_load(&r->stats.store_timeouts), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
@@ -443,9 +472,11 @@ static void service_report(struct relayd *r)
  * (heaptrim.h); a trim took 0.09–0.92 ms here, once a minute by default. */
 static void service_trim(struct relayd *r)
 {
-	r->heaptrim.interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
-	if (heaptrim_tick(&r->heaptrim, deadline_now_ms()))
-		log_debug("heap trimmed in %lld us", (long long)r->heaptrim.last_us);
+	struct heaptrim *t = &r->service->heaptrim;
+
+	t->interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
+	if (heaptrim_tick(t, deadline_now_ms()))
+		log_debug("heap trimmed in %lld us", (long long)t->last_us);
 }
 
 void service_tick(struct relayd *r)

@@ -16,7 +16,13 @@
 
 struct relayd;
 struct conn;
-struct sub;
+struct service;
+
+/* The service thread's own state for r, or NULL without memory.  r keeps
+ * it (r->service) until service_free(). */
+struct service *service_new(struct relayd *r);
+/* Frees what service_new() returned.  NULL-safe. */
+void service_free(struct service *sv);
 
 /* Handles all mail queued so far. */
 void service_drain(struct relayd *r);

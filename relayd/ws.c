@@ -14,6 +14,7 @@
 #include "ingress.h"
 #include "iplimit.h"
 #include "listen.h"
+#include "policy.h"
 #include "http.h"
 #include "relayd.h"
 #include "reply.h"
