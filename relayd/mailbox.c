@@ -28,11 +28,7 @@ void mail_free(struct mail *m)
 	if (!m)
 		return;
 	free(m->text);
-	if (m->filters) {
-		for (uint32_t i = 0; i < m->nfilters; i++)
-			filter_free(&m->filters[i]);
-		free(m->filters);
-	}
+	filters_free(m->filters, m->nfilters);
 	if (m->msg)
 		nng_msg_free(m->msg);
 	free(m);

@@ -81,9 +81,7 @@ static struct filter *verb_filters(struct verb_ctx *v, bool req, const char *sub
 
 		if (rc) {
 			verb_refuse(v, req, sub, sub_len, why);
-			for (uint32_t j = 0; j < i; j++)
-				filter_free(&filters[j]);
-			free(filters);
+			filters_free(filters, i);
 			return NULL;
 		}
 	}
@@ -123,18 +121,14 @@ void verb_req(struct verb_ctx *v)
 		verb_refuse(v, true, sub, sub_len,
 			    "auth-required: these kinds are private; authenticate (NIP-42) as one of"
 			    " their parties");
-		for (uint32_t i = 0; i < n; i++)
-			filter_free(&filters[i]);
-		free(filters);
+		filters_free(filters, n);
 		return;
 	}
 	m = mail_new(MAIL_SUB_OPEN, v->conn_id);
 	if (!m || sub_len >= sizeof(m->sub_id)) {
 		verb_refuse(v, true, sub, sub_len, "error: out of memory");
 		mail_free(m);
-		for (uint32_t i = 0; i < n; i++)
-			filter_free(&filters[i]);
-		free(filters);
+		filters_free(filters, n);
 		return;
 	}
 	memcpy(m->sub_id, sub, sub_len);
@@ -175,9 +169,7 @@ void verb_count(struct verb_ctx *v)
 			lanepost_closed(v->r, v->conn_id, sub, sub_len,
 				       "restricted: counts that include private kinds are not served; "
 				       "list the kinds to count");
-			for (uint32_t j = 0; j < n; j++)
-				filter_free(&filters[j]);
-			free(filters);
+			filters_free(filters, n);
 			return;
 		}
 	}
@@ -210,9 +202,7 @@ void verb_count(struct verb_ctx *v)
 		}
 	}
 	buf_free(&out);
-	for (uint32_t i = 0; i < n; i++)
-		filter_free(&filters[i]);
-	free(filters);
+	filters_free(filters, n);
 }
 
 void verb_close(struct verb_ctx *v)
