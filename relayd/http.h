@@ -23,6 +23,9 @@
 
 struct relayd;
 
+/* The http_on_* functions return what the lws callback returns: 0 to go
+ * on, non-zero to close the connection. */
+
 /* LWS_CALLBACK_HTTP: picks the answer, writes the headers, asks to write. */
 int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);
 /* LWS_CALLBACK_HTTP_BODY: a piece of a POST's body (nip86.h). */
@@ -31,7 +34,8 @@ void http_on_body(struct http_session *s, const void *in, size_t len);
 int http_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s);
 /* LWS_CALLBACK_HTTP_WRITEABLE: writes the body, ends the transaction. */
 int http_on_writable(struct lws *wsi, struct http_session *s);
-/* The session ends: frees what it holds. */
+/* The transaction ends (LWS_CALLBACK_CLOSED_HTTP, or it completed): frees
+ * what s holds and drops a NIP-86 answer still to come for it. */
 void http_on_close(struct relayd *r, struct http_session *s);
 
 #endif

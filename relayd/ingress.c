@@ -66,7 +66,7 @@ struct ingress_lane {
 	bool has_express;
 	uint32_t pause_at; /* max_queued_messages, read once at start */
 	struct ingress_server primary, express;
-	/* Requests handled on the event loop itself (ingress_submit); it has
+	/* Requests handled on the service thread itself (ingress_submit); it has
 	 * no thread, no verifier and never a bundle. */
 	struct ingress_server on_loop;
 	struct auth_table *auth; /* shared by both servers (auth.h) */
@@ -76,8 +76,8 @@ struct ingress {
 	struct ingress_lane *lanes;
 	uint32_t n;
 	/* verify_threads = 0: one lane without a thread, run by the caller on
-	 * the event loop.  It exists for the design comparison in
-	 * bench/RESULTS.md (verification inline vs off the loop). */
+	 * the service thread.  It exists for the design comparison in
+	 * bench/RESULTS.md (verification inline vs off the service thread). */
 	bool inline_mode;
 };
 
@@ -261,9 +261,9 @@ static bool ingress_is_cheap(const char *data, size_t len, size_t at)
 
 /*
  * Whether a message is a request (REQ, CLOSE or COUNT) with its verb spelled
- * plainly: the only messages the event loop may handle itself
+ * plainly: the only messages the service thread may handle itself
  * (ingress_submit).  A verb spelled with escapes goes to a lane as usual,
- * so a signature is never checked on the loop.
+ * so a signature is never checked on the service thread.
  */
 static bool ingress_is_request(const char *data, size_t len, size_t at)
 {
@@ -273,13 +273,13 @@ static bool ingress_is_request(const char *data, size_t len, size_t at)
 }
 
 /*
- * Whether the loop should handle this message itself: a small request of a
- * connection with nothing in its lane.  Parsing a few hundred bytes costs
- * the loop less than handing them over (a wake-up of the express thread,
- * whose mail then wakes the loop again: two thread switches, each dearer
- * than the parse on a VM; bench/RESULTS.md item 35).  Nothing of the
- * connection can overtake it: only the loop submits the connection's
- * messages, and none is queued or in a lane thread's hands.
+ * Whether the service thread should handle this message itself: a small
+ * request of a connection with nothing in its lane.  Parsing a few hundred
+ * bytes costs it less than handing them over: a wake-up of the express
+ * thread, whose mail then wakes the service thread again, is two thread
+ * switches (bench/RESULTS.md item 35).  Nothing of the connection can
+ * overtake it: only the service thread submits the connection's messages,
+ * and none is queued or in a lane thread's hands.
  */
 static bool ingress_on_loop(struct ingress_lane *lane, uint64_t conn_id, const char *data,
 			    size_t len, size_t verb_at)

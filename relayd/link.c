@@ -149,15 +149,15 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 /* The largest receive buffer nng 1.5 accepts. */
 #define LINK_NNG_RECVBUF_MAX 8192
 
-/* How long the delivery thread sleeps while the loop has deliver_queue
- * deliveries still to handle. */
+/* How long the delivery thread sleeps while the service thread has
+ * deliver_queue deliveries still to handle. */
 #define LINK_DELIVER_WAIT_US 1000
 
-/* The loop has deliver_queue deliveries waiting in the mailbox: stop
- * taking more from nng until it has handled half of them, so that a loop
- * slower than stored for long does not grow this worker without bound.
- * nng's own buffer then fills and drops the rest, which the worker counts
- * and asks for again as before (relayd/replay.h).  Waiting for half, not
+/* The service thread has deliver_queue deliveries waiting in the mailbox:
+ * stop taking more from nng until it has handled half of them, so that a
+ * service thread slower than stored for long does not grow this worker
+ * without bound.  nng's own buffer then fills and drops the rest, which
+ * the worker counts and asks for again (relayd/replay.h).  Waiting for half, not
  * for one, makes the losses a few long stretches rather than a gap every
  * few deliveries (a subscription keeps 64 ranges of lost deliveries, and
  * each gap starts a round of replays).  Returns false when the link
@@ -265,9 +265,9 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 	char url[256];
 
 	config_socket_url(cfg, name, url, sizeof(url));
-	/* While stored restarts, a dial every 100 ms at most: a worker is back
-	 * ~0.1 s sooner than with 250 (bench/RESULTS.md, item 38), for a
-	 * refused connect() ten times a second. */
+	/* While stored restarts, a dial every 100 ms at most: the worker is
+	 * back sooner, for a refused connect() ten times a second
+	 * (bench/RESULTS.md, item 38). */
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 100);
 	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
@@ -275,14 +275,12 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 }
 
 /*
- * nng redials by itself, but a dialer has been seen to stay silent after
- * stored restarted (one worker reconnected, the other not: two of the
- * 100 restarts timed by bench/soak's crash rounds, item 38).  So a link that stays
- * down longer than LINK_REDIAL_MS gets fresh dialers, and again every
- * LINK_REDIAL_MS while stored stays away (told once per outage at warn).
- * A healthy dialer retries every 100 ms at most, and stored is listening
- * ~0.1 s after it starts, so 750 ms only renews dialers that had their
- * chance.  Service thread.
+ * A link down longer than LINK_REDIAL_MS gets fresh dialers, and again
+ * every LINK_REDIAL_MS while stored stays away (logged once per outage at
+ * warn).  Service thread.  nng redials by itself, but a dialer can stay
+ * silent after stored restarted (bench/RESULTS.md, item 38).  A healthy
+ * dialer retries every 100 ms at most, so this only renews dialers that
+ * had their chance.
  */
 #define LINK_REDIAL_MS 750
 
@@ -409,8 +407,8 @@ int link_open(struct relayd *r)
 	nng_socket_set_size(r->link->rpc, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_size(r->link->sub, NNG_OPT_RECVMAXSZ, max);
 	/* nng refuses a receive buffer over 8192 messages (and then keeps its
-	 * default of 128); deliver_queue beyond it still bounds the loop's
-	 * share (link_wait_for_loop). */
+	 * default of 128); deliver_queue beyond it still bounds the service
+	 * thread's share (link_wait_for_loop). */
 	nng_socket_set_int(r->link->sub, NNG_OPT_RECVBUF,
 			   (int)(relayd_cfg(r)->deliver_queue < LINK_NNG_RECVBUF_MAX
 					 ? relayd_cfg(r)->deliver_queue

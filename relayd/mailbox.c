@@ -88,7 +88,7 @@ void mailbox_post_list(struct mailbox *mb, struct mail_list *list)
 		mb->head = head;
 	mb->tail = tail;
 	pthread_mutex_unlock(&mb->lock);
-	/* One wake-up per batch: the loop drains everything it finds. */
+	/* One wake-up per batch: the service thread drains everything it finds. */
 	if (was_empty)
 		lws_cancel_service(mb->lws);
 }

@@ -4,7 +4,7 @@
  * Usage: relayd [-c CONFIG] [-i N]   (N: this worker's id, 1 by default)
  * Several workers share the port (SO_REUSEPORT) and all talk to one stored.
  * Signals are taken by a dedicated thread with sigwait(); it sets the stop
- * flag and wakes the service loop, which then shuts down in order.
+ * flag and wakes the service thread, which then shuts down in order.
  */
 #include <libwebsockets.h>
 #include <nng/nng.h>
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 	atomic_store(&w.stop_phase, "leaving the event loop");
 	evloop_run(r->loop);
 	notify_send("STOPPING=1");
-	/* Stop the producers of mail before the loop they wake goes away; stored
+	/* Stop the producers of mail before the event loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
 	atomic_store(&w.stop_phase, "stopping the ingress lanes");
 	ingress_stop(r->ingress);

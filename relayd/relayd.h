@@ -2,15 +2,18 @@
  * relayd.h - a worker process's context, shared by its modules.
  *
  * Threads of a worker:
- *   service  the libwebsockets loop (main thread).  It alone touches
- *            connections, their queues and their subscriptions (conn.c).
- *   ingress  verify_threads threads (ingress.c).  Each connection is bound to
+ *   service  the main thread: it runs the event loop (evloop.h) with
+ *            libwebsockets on it.  It alone touches connections, their
+ *            queues and their subscriptions (conn.c).
+ *   ingress  verify_threads lanes (ingress.c).  Each connection is bound to
  *            one of them (conn slot % n), so a client's messages keep their
  *            order.  They parse JSON, validate and verify events and filters,
  *            and send events to stored themselves.
  *   link     two receive threads for stored's replies and deliveries (link.c).
+ *   signals  takes SIGHUP, SIGINT and SIGTERM (main.c).
  * Everything bound for the service thread goes through the mailbox.
- * main.c owns the one struct relayd.
+ * main.c owns the one struct relayd.  State that one module owns is an
+ * opaque struct of that module, held here by pointer.
  */
 #ifndef RELAYD_RELAYD_H
 #define RELAYD_RELAYD_H

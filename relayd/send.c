@@ -13,7 +13,7 @@
 #include "wsframe.h"
 
 /* Bytes framed per write: enough for a burst of deliveries, small enough
- * that one connection does not hold the loop for long. */
+ * that one connection does not hold the service thread for long. */
 #define SEND_BATCH_BYTES (64 * 1024)
 
 /* Connections given frames while the mailbox is drained, written once the
@@ -41,7 +41,8 @@ void send_hold(struct relayd *r)
 	r->send->holding = true;
 }
 
-/* Drops what c has queued and has lws close it once the loop is back. */
+/* Drops what c has queued and has lws close it once the service thread
+ * is back in the event loop. */
 static void send_abort(struct conn *c)
 {
 	c->closing = true;

@@ -305,7 +305,7 @@ static int service_accept(struct relayd *r)
 static void mail_link_up(struct relayd *r)
 {
 	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
-	/* Ready for systemd once the port is bound (before the loop ran) and
+	/* Ready for systemd once the port is bound (before the event loop ran) and
 	 * stored answers; repeated READY=1 after a reconnect is harmless. */
 	if (service_accept(r))
 		fatalx("cannot accept connections");
@@ -468,8 +468,8 @@ static void service_report(struct relayd *r)
 		buf_free(&out);
 }
 
-/* After a burst the worker's heap keeps the freed memory resident
- * (heaptrim.h); a trim took 0.09–0.92 ms here, once a minute by default. */
+/* After a burst the worker's heap keeps the freed memory resident, so it
+ * is trimmed every heap_trim_interval seconds (heaptrim.h). */
 static void service_trim(struct relayd *r)
 {
 	struct heaptrim *t = &r->service->heaptrim;

@@ -193,7 +193,7 @@ static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct lws_proce
 }
 
 /* Another thread called lws_cancel_service(): mail is waiting, or the
- * signal thread asks the loop to end. */
+ * signal thread asks the service thread to end the event loop. */
 static void ws_on_wake(struct relayd *r)
 {
 	service_drain(r);
