@@ -38,6 +38,15 @@ void filter_free(struct filter *f)
 	filter_init(f);
 }
 
+void filters_free(struct filter *filters, uint32_t n)
+{
+	if (!filters)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		filter_free(&filters[i]);
+	free(filters);
+}
+
 static void *filter_dup_bytes(const void *src, size_t len, int *failed)
 {
 	void *copy;

@@ -75,6 +75,9 @@ int filter_copy(struct filter *dst, const struct filter *src);
 
 /* Releases the arrays and zeroes f.  NULL-safe. */
 void filter_free(struct filter *f);
+/* Releases filters[0] to filters[n - 1] and frees the array (malloc'ed).
+ * NULL-safe. */
+void filters_free(struct filter *filters, uint32_t n);
 
 /* Initialises f to "no constraints" (matches every event). */
 void filter_init(struct filter *f);

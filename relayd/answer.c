@@ -6,16 +6,20 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/deadline.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "conn.h"
 #include "nip86.h"
+#include "nip11.h"
 #include "outq.h"
+#include "policy.h"
 #include "private.h"
 #include "relayd.h"
+#include "replay.h"
 #include "reply.h"
 #include "send.h"
-#include "service.h"
+#include "subreg.h"
 
 /* The OK for one pending EVENT of a connection. */
 static void answer_one_result(struct relayd *r, uint32_t request_id,
@@ -32,7 +36,7 @@ static void answer_one_result(struct relayd *r, uint32_t request_id,
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
-	histo_observe(&r->ok_latency, (uint64_t)(service_now_us() - p.started_us));
+	histo_observe(&r->ok_latency, (uint64_t)(deadline_now_us() - p.started_us));
 	snprintf(text, sizeof(text), "%.*s", (int)m->message.len, m->message.ptr);
 	frame = reply_ok(m->id, m->accepted, text, &n);
 	if (frame)
@@ -99,7 +103,7 @@ static void answer_stored_events(struct relayd *r, struct conn *c, struct sub *s
 		frame = reply_event(s->id, s->id_len, m->events[i].ptr, m->events[i].len, &n);
 		if (!frame || send_frame(r, c, frame, n, NULL, '\0'))
 			return;
-		if (keyed && !sent_ids_add(&s->sent, key) && r->replay.sent_full++ == 0)
+		if (keyed && !sent_ids_add(&s->sent, key) && replay_sent_full(r))
 			log_warnx("a subscription was sent %d stored events while its answer was"
 				  " unfinished; past that, some may come twice if stored restarts"
 				  " (logged once)", SENT_IDS_MAX);
@@ -126,7 +130,7 @@ static void answer_query_events(struct relayd *r, const struct msg_header *h, co
 		return;
 	s = answer_reply_sub(r, h->request_id, m.conn_id, m.sub_serial, &c, &replay);
 	if (s && !replay)
-		service_sub_answer_due(r, s); /* a long history is still coming */
+		subreg_answer_due(r, s); /* a long history is still coming */
 	if (s)
 		answer_stored_events(r, c, s, &m);
 	msg_query_events_release(&m);
@@ -219,7 +223,7 @@ static void answer_query_done(struct relayd *r, const struct msg_header *h, cons
 		send_frame(r, c, frame, n, NULL, '\0');
 	/* stored filed it before its history failed: unfiled, it would be
 	 * matched against every event for as long as the connection lives. */
-	service_sub_close_remote(r, c, s);
+	subreg_close(r, c, s);
 	conn_sub_remove(c, s);
 }
 
@@ -325,6 +329,19 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 	}
 }
 
+/* stored's NIP-86 policy changed: the NIP-11 document shows its texts. */
+static void answer_policy(struct relayd *r, const uint8_t *data, size_t len)
+{
+	struct msg_policy p;
+
+	if (msg_decode_policy(data, len, &p))
+		return;
+	if (policy_apply(r, &p) && nip11_build(r))
+		log_warnx("the NIP-11 document with the new name, description or restrictions"
+			  " does not fit");
+	msg_policy_release(&p);
+}
+
 /* stored's snapshot: kept for GET /metrics and /stats.json. */
 static void answer_metrics(struct relayd *r, const void *body, size_t len)
 {
@@ -354,12 +371,7 @@ void answer_deliver(struct relayd *r, nng_msg *msg)
 		return;
 	}
 	if (h.type == MSG_POLICY) {
-		struct msg_policy p;
-
-		if (msg_decode_policy(data + MSG_HEADER_LEN, len - MSG_HEADER_LEN, &p) == 0) {
-			policy_apply(r, &p);
-			msg_policy_release(&p);
-		}
+		answer_policy(r, data + MSG_HEADER_LEN, len - MSG_HEADER_LEN);
 		return;
 	}
 	if (h.type != MSG_DELIVER ||

@@ -43,6 +43,7 @@ const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct ev
 /* A lane's table of authenticated connections (thread-safe).  NULL without
  * memory. */
 struct auth_table *auth_table_new(void);
+/* Frees t and what it records.  NULL-safe. */
 void auth_table_free(struct auth_table *t);
 /* Records that conn_id proved pubkey.  Returns 0, or ERR_FULL past
  * AUTH_MAX_PUBKEYS, or ERR_NOMEM. */

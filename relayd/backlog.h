@@ -2,28 +2,27 @@
  * backlog.h - a worker's requests to stored that nng's send buffer had no
  * room for, kept in order until it has.
  *
- * nng's send buffer of the rpc socket holds 1024 messages; a worker sends
- * without blocking, so past them a send used to fail.  For a client's
- * request that is a fair answer ("error: storage is unavailable"), but not
- * for what the worker owes stored on its own: the SUB_OPEN of each
- * subscription re-registered after stored restarts (a worker with more
- * than 1024 subscriptions lost the rest silently), a SUB_CLOSE or
- * CONN_CLOSED (stored kept matching a subscription nobody reads) and a
- * SUB_REPLAY.  So a message nng cannot take waits here, and every later
- * message queues behind it (a client's SUB_OPEN must not overtake an
- * earlier SUB_CLOSE of the same id):
- *   - control messages (the worker's own) always wait: they are bounded by
- *     the subscriptions and connections the worker holds;
+ * A worker sends without blocking, and nng's send buffer of the rpc socket
+ * holds 1024 messages.  A message nng cannot take waits here, and every
+ * later message queues behind it, so a client's SUB_OPEN never overtakes
+ * an earlier SUB_CLOSE of the same id:
+ *   - control messages (the worker's own: SUB_OPEN of a subscription
+ *     registered again, SUB_CLOSE, CONN_CLOSED, SUB_REPLAY) always wait;
+ *     they are bounded by the subscriptions and connections the worker
+ *     holds;
  *   - requests (a client's EVENT, REQ, COUNT, NIP-86 call) wait while fewer
  *     than max requests are waiting, and are refused past it.
- * The backlog is pumped into nng by every send and by backlog_pump(), which
+ * Refusing a client's request is a fair answer ("error: storage is
+ * unavailable"); losing one of the worker's own would leave stored and the
+ * worker disagreeing about the subscriptions.
+ * Every send pumps the backlog into nng, and so does backlog_pump(), which
  * the service thread calls when told the backlog filled (woke) and on a
- * short timer until it is empty.  Closed (no link to stored, or no HELLO
- * on it yet) it refuses everything and holds nothing: what was waiting is
- * dropped when the link goes down.  (nng's own send buffer belongs to the
- * socket and outlives the pipe: what it still holds reaches stored ahead
- * of the new HELLO, which then forgets any subscription those filed; their
- * answers find nothing waiting for them.)
+ * short timer until it is empty.  A closed backlog (no link to stored, or
+ * no HELLO on it yet) refuses everything and holds nothing: what was
+ * waiting is dropped when the link goes down.  nng's own send buffer
+ * belongs to the socket and outlives the pipe: what it still holds reaches
+ * stored ahead of the new HELLO, which then forgets any subscription those
+ * filed, and their answers find nothing waiting for them.
  *
  * Thread-safe: lanes, the service thread and nng's pipe callbacks use it.
  */
@@ -51,8 +50,10 @@ struct backlog {
 	void *arg;
 };
 
+/* Initialises b closed and empty.  try_send(arg, msg) hands each message
+ * to nng. */
 void backlog_init(struct backlog *b, backlog_try_fn try_send, void *arg);
-/* Drops what waits and frees the lock. */
+/* Drops what waits and destroys the lock.  b may be initialised again. */
 void backlog_destroy(struct backlog *b);
 
 /*

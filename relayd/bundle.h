@@ -11,7 +11,7 @@
  * adds no delay, and a busy one makes one nng hand-off per few events
  * instead of one per event.  The service thread learns of the events it
  * must answer (MAIL_EVENT_PENDING) in the same batch, posted together just
- * before the send, so the loop is woken once per bundle, not per event.
+ * before the send, so the service thread is woken once per bundle.
  * Not thread-safe: each lane owns its bundle.
  */
 #ifndef RELAYD_BUNDLE_H

@@ -33,9 +33,7 @@ struct conn_table *conn_table_new(uint32_t generation_base)
 
 static void sub_free(struct sub *s)
 {
-	for (uint32_t i = 0; i < s->nfilters; i++)
-		filter_free(&s->filters[i]);
-	free(s->filters);
+	filters_free(s->filters, s->nfilters);
 	outq_clear(&s->held);
 	lost_ranges_free(&s->lost);
 	sent_ids_clear(&s->sent);
@@ -193,9 +191,7 @@ struct sub *conn_sub_add(struct conn *c, const char *id, size_t len, uint32_t se
 	}
 	if (!s || c->nsubs == c->subs_cap || len >= sizeof(s->id)) {
 		free(s);
-		for (uint32_t i = 0; i < nfilters; i++)
-			filter_free(&filters[i]);
-		free(filters);
+		filters_free(filters, nfilters);
 		return NULL;
 	}
 	memcpy(s->id, id, len);

@@ -39,7 +39,7 @@ struct sub {
 	uint64_t floor_seq;   /* commit seq it was registered at (QUERY_DONE) */
 	uint64_t resume_after; /* SUB_RESUMING: its resume brings commits after this */
 	int64_t answer_deadline_ms; /* not SUB_LIVE: closed if stored sends nothing
-				       more for it by then (service.h) */
+				       more for it by then (subreg.h) */
 	struct filter *filters; /* kept to re-register after stored restarts */
 	uint32_t nfilters;
 	struct outq held;     /* deliveries that arrived while not SUB_LIVE */
@@ -106,23 +106,28 @@ uint32_t conn_count(const struct conn_table *t);
 /* Calls fn for every open connection; fn may not open or close any. */
 void conn_foreach(struct conn_table *t, void (*fn)(struct conn *c, void *arg), void *arg);
 
-/* Subscriptions of one connection. */
+/* c's subscription named id (len bytes), or NULL. */
 struct sub *conn_sub_find(struct conn *c, const char *id, size_t len);
+/* c's subscription numbered serial, or NULL. */
 struct sub *conn_sub_find_serial(struct conn *c, uint32_t serial);
 /* The next serial for a new subscription of c from the worker's *counter:
  * never 0 and never one of c's open subscriptions', so a relay up long
  * enough for the counter to wrap (2^32 REQs of one worker) still tells
  * c's subscriptions apart. */
 uint32_t conn_sub_next_serial(struct conn *c, uint32_t *counter);
-/* Adds a subscription taking filters; NULL (filters freed) without memory. */
+/* Adds a subscription of c named id (len bytes, under 257), taking filters
+ * in every case.  Returns it, or NULL (filters freed) without memory or
+ * room. */
 struct sub *conn_sub_add(struct conn *c, const char *id, size_t len, uint32_t serial,
 			 struct filter *filters, uint32_t nfilters);
-/* Removes and frees one subscription. */
+/* Removes s from c and frees it.  The last subscription takes its place in
+ * c->subs. */
 void conn_sub_remove(struct conn *c, struct sub *s);
 /* Subscriptions over all connections. */
 uint32_t conn_sub_total(struct conn_table *t);
 
-/* Pending events (sent to stored, not yet answered). */
+/* Notes an event sent to stored as request_id, answered by deadline (ms,
+ * monotonic).  Returns 0 or ERR_NOMEM.  Entries stay in the order added. */
 int conn_pending_add(struct conn *c, uint32_t request_id, const uint8_t id[32], int64_t deadline);
 /* Removes the entry for request_id into *out; returns 0 or ERR_NOTFOUND. */
 int conn_pending_take(struct conn *c, uint32_t request_id, struct pending_event *out);

@@ -2,16 +2,14 @@
  * evloop.h - the worker's event loop: libev over epoll, with libwebsockets
  * on it as a "foreign" loop.
  *
+ * Everything happens on the thread that runs evloop_run() (the service
+ * thread), except lws_cancel_service(), which other threads use to wake it.
  * libwebsockets' own loop calls poll() over every descriptor each time it
- * wakes, and a worker wakes for every mailbox post and every delivery: with
- * 10,000 idle connections, 70% of a worker's CPU went to poll() and fan-out
- * 100 × 1000/s went from p99 10 to 55–110 ms (bench/RESULTS.md item 25).
- * epoll costs by what is ready, not by what is open.  libwebsockets drives
- * libev through its event-library plugin (a dependency of its Debian
- * package); the worker owns the loop so it can stop it.
- *
- * Everything happens on the thread that runs evloop_run(), except
- * lws_cancel_service(), which other threads use to wake it, as before.
+ * wakes, and a worker wakes for every mailbox post and every delivery;
+ * epoll costs by what is ready, not by what is open (bench/RESULTS.md
+ * item 25).  libwebsockets drives libev through its event-library plugin
+ * (a dependency of its Debian package); the worker owns the loop so it can
+ * stop it.
  */
 #ifndef RELAYD_EVLOOP_H
 #define RELAYD_EVLOOP_H

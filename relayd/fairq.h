@@ -6,8 +6,7 @@
  * a sender with one item waits behind at most one item of every other
  * sender, not behind everything a flooding sender queued before it.  An
  * ingress lane uses it so that a client's cheap REQ does not wait for
- * hundreds of signature checks of another client's EVENTs (the bystander
- * figure in bench/RESULTS.md).
+ * hundreds of signature checks of another client's EVENTs.
  *
  * Urgent items (cheap work: a REQ, a CLOSE) go first: a sender whose next
  * item is urgent is served before every sender whose next item is not, so

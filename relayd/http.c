@@ -119,20 +119,6 @@ static int http_write_headers(struct lws *wsi, struct http_session *s)
 	       lws_finalize_write_http_header(wsi, start, &p, end);
 }
 
-void http_respond(struct lws *wsi, struct http_session *s, unsigned status, const char *type,
-		  const char *body, size_t len)
-{
-	free(s->body);
-	s->body = malloc(len + 1);
-	s->len = s->body ? len : 0;
-	if (s->body)
-		memcpy(s->body, body, len);
-	s->status = s->body ? status : HTTP_STATUS_INTERNAL_SERVER_ERROR;
-	s->type = type;
-	s->headers_sent = false;
-	lws_callback_on_writable(wsi);
-}
-
 static struct relayd *http_relayd(struct lws *wsi)
 {
 	return lws_context_user(lws_get_context(wsi));
@@ -170,6 +156,16 @@ int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 		return http_complete(http_relayd(wsi), wsi, s);
 	lws_callback_on_writable(wsi);
 	return 0;
+}
+
+void http_on_body(struct http_session *s, const void *in, size_t len)
+{
+	nip86_on_body(s, in, len);
+}
+
+int http_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
+	return nip86_on_body_done(r, wsi, s);
 }
 
 int http_on_writable(struct lws *wsi, struct http_session *s)

@@ -19,33 +19,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/buf.h"
+#include "http_session.h"
 
 struct relayd;
 
-/* Per-HTTP-transaction state kept in the lws session. */
-struct http_session {
-	char *body;          /* the answer's body, owned */
-	size_t len;
-	unsigned status;
-	const char *type;
-	bool headers_sent;   /* otherwise the next WRITEABLE sends them first */
-	/* A POST being received (NIP-86): */
-	struct buf post;
-	bool collecting, post_too_big;
-	unsigned refusal;    /* status to answer once the body is in, or 0 */
-};
-
-/* Answers s later from the WRITEABLE callback (headers, then body); body
- * is copied.  For answers that are not ready when the request arrives. */
-void http_respond(struct lws *wsi, struct http_session *s, unsigned status, const char *type,
-		  const char *body, size_t len);
+/* The http_on_* functions return what the lws callback returns: 0 to go
+ * on, non-zero to close the connection. */
 
 /* LWS_CALLBACK_HTTP: picks the answer, writes the headers, asks to write. */
 int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);
+/* LWS_CALLBACK_HTTP_BODY: a piece of a POST's body (nip86.h). */
+void http_on_body(struct http_session *s, const void *in, size_t len);
+/* LWS_CALLBACK_HTTP_BODY_COMPLETION: the POST's body is complete. */
+int http_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s);
 /* LWS_CALLBACK_HTTP_WRITEABLE: writes the body, ends the transaction. */
 int http_on_writable(struct lws *wsi, struct http_session *s);
-/* The session ends: frees what it holds. */
+/* The transaction ends (LWS_CALLBACK_CLOSED_HTTP, or it completed): frees
+ * what s holds and drops a NIP-86 answer still to come for it. */
 void http_on_close(struct relayd *r, struct http_session *s);
 
 #endif

@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "bundle.h"
 #include "fairq.h"
+#include "lanepost.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "reply.h"
@@ -65,7 +66,7 @@ struct ingress_lane {
 	bool has_express;
 	uint32_t pause_at; /* max_queued_messages, read once at start */
 	struct ingress_server primary, express;
-	/* Requests handled on the event loop itself (ingress_submit); it has
+	/* Requests handled on the service thread itself (ingress_submit); it has
 	 * no thread, no verifier and never a bundle. */
 	struct ingress_server on_loop;
 	struct auth_table *auth; /* shared by both servers (auth.h) */
@@ -75,8 +76,8 @@ struct ingress {
 	struct ingress_lane *lanes;
 	uint32_t n;
 	/* verify_threads = 0: one lane without a thread, run by the caller on
-	 * the event loop.  It exists for the design comparison in
-	 * bench/RESULTS.md (verification inline vs off the loop). */
+	 * the service thread.  It exists for the design comparison in
+	 * bench/RESULTS.md (verification inline vs off the service thread). */
 	bool inline_mode;
 };
 
@@ -92,56 +93,6 @@ static const struct verb_entry verb_table[] = {
 	{ "COUNT", verb_count },
 	{ "AUTH", verb_auth },
 };
-
-void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len)
-{
-	struct mail *m;
-
-	if (!text)
-		return;
-	m = mail_new(MAIL_TEXT, conn_id);
-	if (!m) {
-		free(text);
-		return;
-	}
-	m->text = text;
-	m->text_len = len;
-	mailbox_post(r->mailbox, m);
-}
-
-void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message)
-{
-	size_t len;
-	char *text = reply_notice(message, &len);
-
-	ingress_send_text(r, conn_id, text, len);
-}
-
-void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-		    const char *message)
-{
-	size_t len;
-	char *text = reply_closed(sub_id, sub_len, message, &len);
-
-	ingress_send_text(r, conn_id, text, len);
-}
-
-void ingress_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-			 const char *message)
-{
-	struct mail *m = mail_new(MAIL_SUB_CLOSE, conn_id);
-
-	/* Ahead of the CLOSED in the same mailbox: the service thread ends the
-	 * old subscription before the client can read that it is closed. */
-	if (m && sub_len < sizeof(m->sub_id)) {
-		memcpy(m->sub_id, sub_id, sub_len);
-		m->sub_id_len = (uint32_t)sub_len;
-		mailbox_post(r->mailbox, m);
-	} else {
-		mail_free(m);
-	}
-	ingress_closed(r, conn_id, sub_id, sub_len, message);
-}
 
 /* The answer to a message refused without doing its work: the protocol reply
  * its verb calls for (OK false for an EVENT or AUTH, CLOSED for a REQ or
@@ -162,13 +113,13 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 	    !hex_decode(id->valuestring, strlen(id->valuestring), raw, 32)) {
 		char *text = reply_ok(raw, false, why, &len);
 
-		ingress_send_text(r, conn_id, text, len);
+		lanepost_text(r, conn_id, text, len);
 	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg) && !cut) {
-		ingress_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
+		lanepost_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else if ((!strcmp(name, "REQ") || !strcmp(name, "COUNT")) && cJSON_IsString(arg)) {
-		ingress_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
+		lanepost_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
-		ingress_notice(r, conn_id, why);
+		lanepost_notice(r, conn_id, why);
 	}
 }
 
@@ -217,9 +168,9 @@ static void ingress_unparsed(struct relayd *r, uint64_t conn_id, const char *dat
 
 	if (ingress_unparsed_event_id(data, len, id)) {
 		text = reply_ok(id, false, why, &n);
-		ingress_send_text(r, conn_id, text, n);
+		lanepost_text(r, conn_id, text, n);
 	} else {
-		ingress_notice(r, conn_id, why);
+		lanepost_notice(r, conn_id, why);
 	}
 }
 
@@ -238,16 +189,16 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down",
 			       jsonstr_has_nul_escape(job->data, job->len));
 	} else if (memchr(job->data, '\0', job->len)) {
-		ingress_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
+		lanepost_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
 	} else if (jsonstr_has_nul_escape(job->data, job->len)) {
 		ingress_refuse(lane->r, job->conn_id, msg,
 			       "invalid: strings with \\u0000 (NUL) are not supported", true);
 	} else if (!msg) {
 		ingress_unparsed(lane->r, job->conn_id, job->data, job->len);
 	} else if (!cJSON_IsArray(msg)) {
-		ingress_notice(lane->r, job->conn_id, "invalid: a message must be a JSON array");
+		lanepost_notice(lane->r, job->conn_id, "invalid: a message must be a JSON array");
 	} else if (!cJSON_IsString(verb)) {
-		ingress_notice(lane->r, job->conn_id, "invalid: the first element must be a verb string");
+		lanepost_notice(lane->r, job->conn_id, "invalid: the first element must be a verb string");
 	} else {
 		v.nargs = cJSON_GetArraySize(msg) - 1;
 		/* Requests leave in the order the lane handles them: only a run
@@ -262,7 +213,7 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 			}
 		}
 		snprintf(why, sizeof(why), "invalid: unknown message type '%.40s'", verb->valuestring);
-		ingress_notice(lane->r, job->conn_id, why);
+		lanepost_notice(lane->r, job->conn_id, why);
 	}
 	cJSON_Delete(msg);
 }
@@ -310,9 +261,9 @@ static bool ingress_is_cheap(const char *data, size_t len, size_t at)
 
 /*
  * Whether a message is a request (REQ, CLOSE or COUNT) with its verb spelled
- * plainly: the only messages the event loop may handle itself
+ * plainly: the only messages the service thread may handle itself
  * (ingress_submit).  A verb spelled with escapes goes to a lane as usual,
- * so a signature is never checked on the loop.
+ * so a signature is never checked on the service thread.
  */
 static bool ingress_is_request(const char *data, size_t len, size_t at)
 {
@@ -322,13 +273,13 @@ static bool ingress_is_request(const char *data, size_t len, size_t at)
 }
 
 /*
- * Whether the loop should handle this message itself: a small request of a
- * connection with nothing in its lane.  Parsing a few hundred bytes costs
- * the loop less than handing them over (a wake-up of the express thread,
- * whose mail then wakes the loop again: two thread switches, each dearer
- * than the parse on a VM; bench/RESULTS.md item 35).  Nothing of the
- * connection can overtake it: only the loop submits the connection's
- * messages, and none is queued or in a lane thread's hands.
+ * Whether the service thread should handle this message itself: a small
+ * request of a connection with nothing in its lane.  Parsing a few hundred
+ * bytes costs it less than handing them over: a wake-up of the express
+ * thread, whose mail then wakes the service thread again, is two thread
+ * switches (bench/RESULTS.md item 35).  Nothing of the connection can
+ * overtake it: only the service thread submits the connection's messages,
+ * and none is queued or in a lane thread's hands.
  */
 static bool ingress_on_loop(struct ingress_lane *lane, uint64_t conn_id, const char *data,
 			    size_t len, size_t verb_at)

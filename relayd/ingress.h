@@ -4,8 +4,8 @@
  * Each connection is bound to one ingress lane (conn slot % lanes), so its
  * messages are handled in the order they arrived.  A lane parses the JSON,
  * dispatches on the verb through a table (verbs.h) and posts the outcome to
- * the service thread's mailbox; events go to stored from here, so signature
- * checks and JSON never run on the websocket loop.
+ * the service thread's mailbox.  Events go to stored from here, so
+ * signature checks and JSON parsing stay off the service thread.
  */
 #ifndef RELAYD_INGRESS_H
 #define RELAYD_INGRESS_H
@@ -17,24 +17,29 @@
 struct relayd;
 struct ingress;
 
-/* Starts r->cfg.verify_threads lanes (0: one lane that ingress_submit()
- * runs on the caller's thread).  Returns NULL on failure. */
+/* Starts verify_threads lanes for r (0: one lane without a thread, which
+ * ingress_submit() runs on the caller's thread).  Returns NULL on failure. */
 struct ingress *ingress_start(struct relayd *r);
 /* Stops the lanes (dropping queued messages) and frees them.  NULL-safe. */
 void ingress_stop(struct ingress *in);
 /*
- * Queues one complete client message, taking data (malloc'ed, len bytes
- * followed by a NUL, as buf_take() returns).  limited: the sender's address
- * is over its rate; the lane answers "rate-limited:" instead of acting.
- * *pause is set when the connection now has max_queued_messages waiting,
- * or when the lane was full and took this message only because earlier ones
- * of the connection are still in it: the caller should stop reading from it
- * until a MAIL_RESUME for conn_id, which the lane posts once half of them
- * are handled (in the second case, once this message is taken).
- * Returns 0, or ERR_FULL when the lane is saturated and holds nothing of
- * the connection's (so the answer overtakes nothing) or ERR_NOMEM (data
- * freed; the message is answered "rate-limited:" as its verb calls for: OK
- * false for an EVENT or AUTH, CLOSED for a REQ or COUNT, else a NOTICE).
+ * Queues one complete client message of conn_id on its lane.
+ *   data     malloc'ed, len bytes and a NUL after them (as buf_take()
+ *            returns).  Always taken: freed by the lane, or before an error
+ *            returns.
+ *   limited  the sender's address is over its rate: the lane answers
+ *            "rate-limited:" instead of acting.
+ *   pause    set to true when the caller should stop reading from the
+ *            connection until a MAIL_RESUME for conn_id.
+ * Returns 0, ERR_FULL (the lane is full and holds nothing of the
+ * connection's) or ERR_NOMEM.  On an error the message is already answered
+ * "rate-limited:" as its verb calls for: OK false for an EVENT or AUTH,
+ * CLOSED for a REQ or COUNT, else a NOTICE.
+ * *pause is set in two cases.  The connection may have max_queued_messages
+ * waiting; the lane posts MAIL_RESUME once half of them are handled.  Or
+ * the lane was full and took this message only because earlier ones of the
+ * connection are still in it, so that a refusal never overtakes them; the
+ * lane posts MAIL_RESUME once it takes this message.
  */
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
 		   bool *pause);
@@ -42,17 +47,5 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */
 void ingress_forget(struct ingress *in, uint64_t conn_id);
-
-/* For verb handlers: queue a frame / a NOTICE / a CLOSED for conn_id. */
-void ingress_send_text(struct relayd *r, uint64_t conn_id, char *text, size_t len);
-void ingress_notice(struct relayd *r, uint64_t conn_id, const char *message);
-void ingress_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-		    const char *message);
-/* A REQ refused: CLOSED for sub_id, after closing the subscription of that
- * id the connection may have open.  A REQ replaces the subscription of its
- * id (NIP-01), so once the client reads CLOSED it holds none of that id,
- * and no event may come for it any more. */
-void ingress_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
-			 const char *message);
 
 #endif

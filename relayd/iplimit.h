@@ -28,6 +28,7 @@ enum iplimit_kind { IPLIMIT_EVENT, IPLIMIT_REQ };
 struct iplimit *iplimit_new(const struct config *cfg);
 /* Reads the limits from cfg from now on (a reloaded snapshot). */
 void iplimit_set_config(struct iplimit *t, const struct config *cfg);
+/* Frees t and its entries. */
 void iplimit_free(struct iplimit *t);
 
 /* A connection from ip opens: false (and nothing counted) when ip already

@@ -7,6 +7,8 @@
 #include <nng/protocol/pubsub0/sub.h>
 #include <nng/protocol/reqrep0/req.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,8 +18,36 @@
 #include "../common/listencheck.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
+#include "backlog.h"
 #include "mailbox.h"
 #include "relayd.h"
+
+/* The link's own state.  Threads: the service thread, the two receive
+ * threads, nng's pipe callbacks and any thread that sends. */
+struct link {
+	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
+	nng_socket sub;             /* SUB to stored-pub.ipc */
+	nng_socket reply;           /* PULL: stored's replies (proto/msg.h) */
+	char reply_url[320];        /* where reply listens */
+	nng_listener reply_listener; /* replaced by the listener check */
+	struct listencheck *listencheck; /* keeps reply listening */
+	pthread_t threads[2];       /* receive threads of reply and sub */
+	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
+	int64_t down_since_ms;      /* service thread: 0 while the link is up */
+	unsigned redials;           /* service thread: fresh dialers this outage */
+	unsigned unopened;          /* service thread: watches that found the link
+				       up and its backlog closed (link_watch_hello) */
+	atomic_uint_fast32_t next_request_id;
+	atomic_bool up;             /* a pipe to stored exists */
+	atomic_uint_fast32_t delivers_waiting; /* MAIL_DELIVERs posted, not handled yet */
+	atomic_bool closing;        /* link_close() began */
+	struct backlog backlog;     /* requests nng had no room for; open once
+				       this link's HELLO has been sent */
+	pthread_mutex_t lock;       /* guards the three fields below */
+	int rpc_pipes, sub_pipes;   /* pipes to stored on each socket (an old one
+				       may close after its successor opened) */
+	bool announced;             /* MAIL_LINK_UP posted for the current pipes */
+};
 
 uint32_t link_request_id(struct relayd *r)
 {
@@ -25,7 +55,7 @@ uint32_t link_request_id(struct relayd *r)
 
 	do
 		/* Bit 30 is left to replays (replay.h), bit 31 to nng. */
-		id = (uint32_t)atomic_fetch_add(&r->next_request_id, 1) & 0x3fffffffu;
+		id = (uint32_t)atomic_fetch_add(&r->link->next_request_id, 1) & 0x3fffffffu;
 	while (id == 0);
 	return id;
 }
@@ -34,7 +64,7 @@ uint32_t link_request_id(struct relayd *r)
 static int link_try_send(void *arg, nng_msg *msg)
 {
 	struct relayd *r = arg;
-	int rv = nng_sendmsg(r->rpc, msg, NNG_FLAG_NONBLOCK);
+	int rv = nng_sendmsg(r->link->rpc, msg, NNG_FLAG_NONBLOCK);
 
 	if (rv == 0)
 		return 0;
@@ -75,11 +105,11 @@ static int link_send_as(struct relayd *r, uint32_t request_id, const void *data,
 
 	/* After link_close() the backlog is gone (connections closing at
 	 * shutdown still say so). */
-	if (!atomic_load(&r->link_up) || atomic_load(&r->link_closing))
+	if (!atomic_load(&r->link->up) || atomic_load(&r->link->closing))
 		return ERR_CLOSED;
 	if ((rc = link_msg(request_id, data, len, &msg)))
 		return rc;
-	rc = backlog_send(&r->backlog, msg, control, relayd_cfg(r)->request_backlog, &woke);
+	rc = backlog_send(&r->link->backlog, msg, control, relayd_cfg(r)->request_backlog, &woke);
 	if (woke)
 		link_wake_pump(r);
 	return rc;
@@ -97,7 +127,7 @@ int link_send_control(struct relayd *r, uint32_t request_id, const void *data, s
 
 bool link_pump(struct relayd *r)
 {
-	return backlog_pump(&r->backlog);
+	return backlog_pump(&r->link->backlog);
 }
 
 int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, size_t len)
@@ -106,11 +136,11 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 	bool woke;
 	int rc;
 
-	if (!atomic_load(&r->link_up))
+	if (!atomic_load(&r->link->up))
 		return ERR_CLOSED;
 	if ((rc = link_msg(request_id, data, len, &msg)))
 		return rc;
-	rc = backlog_open(&r->backlog, msg, &woke);
+	rc = backlog_open(&r->link->backlog, msg, &woke);
 	if (woke)
 		link_wake_pump(r);
 	return rc;
@@ -119,15 +149,15 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 /* The largest receive buffer nng 1.5 accepts. */
 #define LINK_NNG_RECVBUF_MAX 8192
 
-/* How long the delivery thread sleeps while the loop has deliver_queue
- * deliveries still to handle. */
+/* How long the delivery thread sleeps while the service thread has
+ * deliver_queue deliveries still to handle. */
 #define LINK_DELIVER_WAIT_US 1000
 
-/* The loop has deliver_queue deliveries waiting in the mailbox: stop
- * taking more from nng until it has handled half of them, so that a loop
- * slower than stored for long does not grow this worker without bound.
- * nng's own buffer then fills and drops the rest, which the worker counts
- * and asks for again as before (relayd/replay.h).  Waiting for half, not
+/* The service thread has deliver_queue deliveries waiting in the mailbox:
+ * stop taking more from nng until it has handled half of them, so that a
+ * service thread slower than stored for long does not grow this worker
+ * without bound.  nng's own buffer then fills and drops the rest, which
+ * the worker counts and asks for again (relayd/replay.h).  Waiting for half, not
  * for one, makes the losses a few long stretches rather than a gap every
  * few deliveries (a subscription keeps 64 ranges of lost deliveries, and
  * each gap starts a round of replays).  Returns false when the link
@@ -136,10 +166,10 @@ static bool link_wait_for_loop(struct relayd *r)
 {
 	uint32_t bound = relayd_cfg(r)->deliver_queue;
 
-	if (atomic_load(&r->delivers_waiting) < bound)
+	if (atomic_load(&r->link->delivers_waiting) < bound)
 		return true;
-	while (atomic_load(&r->delivers_waiting) > bound / 2) {
-		if (atomic_load(&r->link_closing))
+	while (atomic_load(&r->link->delivers_waiting) > bound / 2) {
+		if (atomic_load(&r->link->closing))
 			return false;
 		usleep(LINK_DELIVER_WAIT_US);
 	}
@@ -158,7 +188,7 @@ static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
 			continue;
 		}
 		if (kind == MAIL_DELIVER)
-			atomic_fetch_add(&r->delivers_waiting, 1);
+			atomic_fetch_add(&r->link->delivers_waiting, 1);
 		nng_msg_header_clear(msg);
 		m->msg = msg;
 		mailbox_post(r->mailbox, m);
@@ -171,7 +201,7 @@ static void *link_reply_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "link-reply"); /* for top -H, perf */
 	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
-	link_receive(r, r->reply, MAIL_RPC);
+	link_receive(r, r->link->reply, MAIL_RPC);
 	return NULL;
 }
 
@@ -181,7 +211,7 @@ static void *link_sub_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "link-sub"); /* for top -H, perf */
 	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
-	link_receive(r, r->sub, MAIL_DELIVER);
+	link_receive(r, r->link->sub, MAIL_DELIVER);
 	return NULL;
 }
 
@@ -197,20 +227,20 @@ static void link_pipe_event(struct relayd *r, int *pipes, nng_pipe_ev ev)
 	struct mail *m;
 	bool both;
 
-	pthread_mutex_lock(&r->link_lock);
+	pthread_mutex_lock(&r->link->lock);
 	*pipes += ev == NNG_PIPE_EV_ADD_POST ? 1 : -1;
-	both = r->rpc_pipes > 0 && r->sub_pipes > 0;
-	atomic_store(&r->link_up, r->rpc_pipes > 0);
+	both = r->link->rpc_pipes > 0 && r->link->sub_pipes > 0;
+	atomic_store(&r->link->up, r->link->rpc_pipes > 0);
 	if (!both) /* the next HELLO opens it; what waits was for this link */
-		backlog_close(&r->backlog);
-	if (both && !r->link_announced) {
-		r->link_announced = true;
+		backlog_close(&r->link->backlog);
+	if (both && !r->link->announced) {
+		r->link->announced = true;
 		kind = MAIL_LINK_UP;
-	} else if (!both && r->link_announced) {
-		r->link_announced = false;
+	} else if (!both && r->link->announced) {
+		r->link->announced = false;
 		kind = MAIL_LINK_DOWN;
 	}
-	pthread_mutex_unlock(&r->link_lock);
+	pthread_mutex_unlock(&r->link->lock);
 	if (kind != MAIL_TEXT && (m = mail_new(kind, 0)))
 		mailbox_post(r->mailbox, m);
 }
@@ -219,14 +249,14 @@ static void link_rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct relayd *r = arg;
 
-	link_pipe_event(r, &r->rpc_pipes, ev);
+	link_pipe_event(r, &r->link->rpc_pipes, ev);
 }
 
 static void link_sub_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 {
 	struct relayd *r = arg;
 
-	link_pipe_event(r, &r->sub_pipes, ev);
+	link_pipe_event(r, &r->link->sub_pipes, ev);
 }
 
 static int link_dial(nng_socket sock, const struct config *cfg, const char *name,
@@ -235,9 +265,9 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 	char url[256];
 
 	config_socket_url(cfg, name, url, sizeof(url));
-	/* While stored restarts, a dial every 100 ms at most: a worker is back
-	 * ~0.1 s sooner than with 250 (bench/RESULTS.md, item 38), for a
-	 * refused connect() ten times a second. */
+	/* While stored restarts, a dial every 100 ms at most: the worker is
+	 * back sooner, for a refused connect() ten times a second
+	 * (bench/RESULTS.md, item 38). */
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 100);
 	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
@@ -245,14 +275,12 @@ static int link_dial(nng_socket sock, const struct config *cfg, const char *name
 }
 
 /*
- * nng redials by itself, but a dialer has been seen to stay silent after
- * stored restarted (one worker reconnected, the other not: two of the
- * 100 restarts timed by bench/soak's crash rounds, item 38).  So a link that stays
- * down longer than LINK_REDIAL_MS gets fresh dialers, and again every
- * LINK_REDIAL_MS while stored stays away (told once per outage at warn).
- * A healthy dialer retries every 100 ms at most, and stored is listening
- * ~0.1 s after it starts, so 750 ms only renews dialers that had their
- * chance.  Service thread.
+ * A link down longer than LINK_REDIAL_MS gets fresh dialers, and again
+ * every LINK_REDIAL_MS while stored stays away (logged once per outage at
+ * warn).  Service thread.  nng redials by itself, but a dialer can stay
+ * silent after stored restarted (bench/RESULTS.md, item 38).  A healthy
+ * dialer retries every 100 ms at most, so this only renews dialers that
+ * had their chance.
  */
 #define LINK_REDIAL_MS 750
 
@@ -265,13 +293,13 @@ static void link_watch_hello(struct relayd *r)
 {
 	struct mail *m;
 
-	if (backlog_is_open(&r->backlog)) {
-		r->link_unopened = 0;
+	if (backlog_is_open(&r->link->backlog)) {
+		r->link->unopened = 0;
 		return;
 	}
-	if (++r->link_unopened < 2)
+	if (++r->link->unopened < 2)
 		return;
-	r->link_unopened = 0;
+	r->link->unopened = 0;
 	log_warnx("the link to stored is up but its HELLO did not go; sending it again");
 	if ((m = mail_new(MAIL_LINK_UP, 0)))
 		mailbox_post(r->mailbox, m);
@@ -281,31 +309,32 @@ void link_watch(struct relayd *r, int64_t now_ms)
 {
 	bool up;
 
-	pthread_mutex_lock(&r->link_lock);
-	up = r->link_announced;
-	pthread_mutex_unlock(&r->link_lock);
+	pthread_mutex_lock(&r->link->lock);
+	up = r->link->announced;
+	pthread_mutex_unlock(&r->link->lock);
 	if (up) {
-		r->link_down_since_ms = 0;
-		r->link_redials = 0;
+		r->link->down_since_ms = 0;
+		r->link->redials = 0;
 		link_watch_hello(r);
 		return;
 	}
-	if (r->link_down_since_ms == 0) {
-		r->link_down_since_ms = now_ms;
+	if (r->link->down_since_ms == 0) {
+		r->link->down_since_ms = now_ms;
 		return;
 	}
-	if (now_ms - r->link_down_since_ms < LINK_REDIAL_MS)
+	if (now_ms - r->link->down_since_ms < LINK_REDIAL_MS)
 		return;
-	if (r->link_redials++ == 0)
+	if (r->link->redials++ == 0)
 		log_warnx("stored unreachable for %lld ms; dialing again (every %d ms until it"
-			  " answers)", (long long)(now_ms - r->link_down_since_ms), LINK_REDIAL_MS);
+			  " answers)",
+			  (long long)(now_ms - r->link->down_since_ms), LINK_REDIAL_MS);
 	else
-		log_debug("stored still unreachable; dialing again (%u)", r->link_redials);
-	nng_dialer_close(r->dialers[0]);
-	nng_dialer_close(r->dialers[1]);
-	link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->dialers[0]);
-	link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc", &r->dialers[1]);
-	r->link_down_since_ms = now_ms;
+		log_debug("stored still unreachable; dialing again (%u)", r->link->redials);
+	nng_dialer_close(r->link->dialers[0]);
+	nng_dialer_close(r->link->dialers[1]);
+	link_dial(r->link->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->link->dialers[0]);
+	link_dial(r->link->sub, relayd_cfg(r), "stored-pub.ipc", &r->link->dialers[1]);
+	r->link->down_since_ms = now_ms;
 }
 
 /* Removes reply sockets left by earlier incarnations of this worker that
@@ -325,8 +354,8 @@ static void link_remove_stale(const struct relayd *r)
 
 static int link_listen_reply_url(struct relayd *r)
 {
-	if (nng_listen(r->reply, r->reply_url, &r->reply_listener, 0)) {
-		log_warnx("cannot listen on %s", r->reply_url);
+	if (nng_listen(r->link->reply, r->link->reply_url, &r->link->reply_listener, 0)) {
+		log_warnx("cannot listen on %s", r->link->reply_url);
 		return ERR_NNG;
 	}
 	return 0;
@@ -339,11 +368,12 @@ static int link_listen_replies(struct relayd *r, size_t max)
 	char name[MSG_REPLY_SOCKET_NAME_MAX];
 
 	msg_reply_socket_name(name, (uint16_t)r->instance, r->boot_id);
-	if (config_socket_url(relayd_cfg(r), name, r->reply_url, sizeof(r->reply_url)) ||
-	    nng_pull0_open(&r->reply))
+	if (config_socket_url(relayd_cfg(r), name, r->link->reply_url,
+			      sizeof(r->link->reply_url)) ||
+	    nng_pull0_open(&r->link->reply))
 		return ERR_NNG;
-	nng_socket_set_size(r->reply, NNG_OPT_RECVMAXSZ, max);
-	nng_socket_set_int(r->reply, NNG_OPT_RECVBUF, 1024);
+	nng_socket_set_size(r->link->reply, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_int(r->link->reply, NNG_OPT_RECVBUF, 1024);
 	link_remove_stale(r);
 	return link_listen_reply_url(r);
 }
@@ -355,8 +385,8 @@ static int link_relisten_replies(void *arg)
 {
 	struct relayd *r = arg;
 
-	nng_listener_close(r->reply_listener);
-	unlink(r->reply_url + strlen("ipc://"));
+	nng_listener_close(r->link->reply_listener);
+	unlink(r->link->reply_url + strlen("ipc://"));
 	return link_listen_reply_url(r);
 }
 
@@ -365,56 +395,77 @@ int link_open(struct relayd *r)
 	uint8_t topic[MSG_TOPIC_LEN], metrics_topic[MSG_TOPIC_LEN], policy_topic[MSG_TOPIC_LEN];
 	size_t max = (size_t)relayd_cfg(r)->max_message_bytes * 2 + 1048576;
 
-	if (link_listen_replies(r, max) || nng_req0_open_raw(&r->rpc) || nng_sub0_open(&r->sub))
+	r->link = calloc(1, sizeof(*r->link));
+	if (!r->link)
+		return ERR_NOMEM;
+	if (link_listen_replies(r, max) || nng_req0_open_raw(&r->link->rpc) ||
+	    nng_sub0_open(&r->link->sub))
 		return ERR_NNG;
-	nng_socket_set_size(r->rpc, NNG_OPT_RECVMAXSZ, max);
-	nng_socket_set_size(r->sub, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_size(r->link->rpc, NNG_OPT_RECVMAXSZ, max);
+	nng_socket_set_size(r->link->sub, NNG_OPT_RECVMAXSZ, max);
 	/* nng refuses a receive buffer over 8192 messages (and then keeps its
-	 * default of 128); deliver_queue beyond it still bounds the loop's
-	 * share (link_wait_for_loop). */
-	nng_socket_set_int(r->sub, NNG_OPT_RECVBUF,
+	 * default of 128); deliver_queue beyond it still bounds the service
+	 * thread's share (link_wait_for_loop). */
+	nng_socket_set_int(r->link->sub, NNG_OPT_RECVBUF,
 			   (int)(relayd_cfg(r)->deliver_queue < LINK_NNG_RECVBUF_MAX
 					 ? relayd_cfg(r)->deliver_queue
 					 : LINK_NNG_RECVBUF_MAX));
-	nng_socket_set_int(r->rpc, NNG_OPT_SENDBUF, 1024);
+	nng_socket_set_int(r->link->rpc, NNG_OPT_SENDBUF, 1024);
 	msg_topic(topic, MSG_DELIVER, (uint16_t)r->instance);
 	msg_topic(metrics_topic, MSG_METRICS, MSG_WORKER_ALL);
 	msg_topic(policy_topic, MSG_POLICY, MSG_WORKER_ALL);
-	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
-	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
-	nng_socket_set(r->sub, NNG_OPT_SUB_SUBSCRIBE, policy_topic, sizeof(policy_topic));
-	pthread_mutex_init(&r->link_lock, NULL);
-	backlog_init(&r->backlog, link_try_send, r);
-	nng_pipe_notify(r->rpc, NNG_PIPE_EV_ADD_POST, link_rpc_pipe_event, r);
-	nng_pipe_notify(r->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
-	nng_pipe_notify(r->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
-	nng_pipe_notify(r->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
-	if (link_dial(r->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->dialers[0]) ||
-	    link_dial(r->sub, relayd_cfg(r), "stored-pub.ipc", &r->dialers[1]))
+	nng_socket_set(r->link->sub, NNG_OPT_SUB_SUBSCRIBE, topic, sizeof(topic));
+	nng_socket_set(r->link->sub, NNG_OPT_SUB_SUBSCRIBE, metrics_topic, sizeof(metrics_topic));
+	nng_socket_set(r->link->sub, NNG_OPT_SUB_SUBSCRIBE, policy_topic, sizeof(policy_topic));
+	pthread_mutex_init(&r->link->lock, NULL);
+	backlog_init(&r->link->backlog, link_try_send, r);
+	nng_pipe_notify(r->link->rpc, NNG_PIPE_EV_ADD_POST, link_rpc_pipe_event, r);
+	nng_pipe_notify(r->link->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
+	nng_pipe_notify(r->link->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
+	nng_pipe_notify(r->link->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
+	if (link_dial(r->link->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->link->dialers[0]) ||
+	    link_dial(r->link->sub, relayd_cfg(r), "stored-pub.ipc", &r->link->dialers[1]))
 		return ERR_NNG;
-	if (pthread_create(&r->link_threads[0], NULL, link_reply_main, r) ||
-	    pthread_create(&r->link_threads[1], NULL, link_sub_main, r))
+	if (pthread_create(&r->link->threads[0], NULL, link_reply_main, r) ||
+	    pthread_create(&r->link->threads[1], NULL, link_sub_main, r))
 		return ERR_NNG;
-	r->listencheck = listencheck_new(relayd_cfg(r)->listen_check_ms, relayd_cfg(r)->listen_check_timeout_ms);
-	if (!r->listencheck ||
-	    listencheck_add(r->listencheck, r->reply, r->reply_url, LISTENCHECK_AS_PUSH,
-			    link_relisten_replies, r, "the reply socket") ||
-	    listencheck_start(r->listencheck))
+	r->link->listencheck = listencheck_new(relayd_cfg(r)->listen_check_ms,
+					      relayd_cfg(r)->listen_check_timeout_ms);
+	if (!r->link->listencheck ||
+	    listencheck_add(r->link->listencheck, r->link->reply, r->link->reply_url,
+			    LISTENCHECK_AS_PUSH, link_relisten_replies, r, "the reply socket") ||
+	    listencheck_start(r->link->listencheck))
 		return ERR_NOMEM;
 	return 0;
 }
 
 void link_close(struct relayd *r)
 {
-	atomic_store(&r->link_closing, true); /* link_wait_for_loop() gives up */
-	listencheck_stop(r->listencheck);
-	nng_close(r->rpc);
-	nng_close(r->sub);
-	nng_close(r->reply);
-	pthread_join(r->link_threads[0], NULL);
-	pthread_join(r->link_threads[1], NULL);
-	backlog_destroy(&r->backlog); /* the lanes stopped before */
-	listencheck_free(r->listencheck); /* its socket is closed */
-	r->listencheck = NULL;
-	unlink(r->reply_url + strlen("ipc://"));
+	atomic_store(&r->link->closing, true); /* link_wait_for_loop() gives up */
+	listencheck_stop(r->link->listencheck);
+	nng_close(r->link->rpc);
+	nng_close(r->link->sub);
+	nng_close(r->link->reply);
+	pthread_join(r->link->threads[0], NULL);
+	pthread_join(r->link->threads[1], NULL);
+	backlog_destroy(&r->link->backlog); /* the lanes stopped before */
+	listencheck_free(r->link->listencheck); /* its socket is closed */
+	r->link->listencheck = NULL;
+	unlink(r->link->reply_url + strlen("ipc://"));
+}
+
+void link_free(struct relayd *r)
+{
+	free(r->link);
+	r->link = NULL;
+}
+
+void link_deliver_taken(struct relayd *r)
+{
+	atomic_fetch_sub(&r->link->delivers_waiting, 1);
+}
+
+uint64_t link_relistens(const struct relayd *r)
+{
+	return listencheck_relistens(r->link->listencheck);
 }

@@ -32,6 +32,14 @@ void link_watch(struct relayd *r, int64_t now_ms);
 /* Closes the sockets, joins the receive threads and removes the reply
  * socket's file. */
 void link_close(struct relayd *r);
+/* Frees what link_open() allocated, after link_close() and once no thread
+ * sends any more (connections closed at shutdown still try).  NULL-safe. */
+void link_free(struct relayd *r);
+/* Service thread: one MAIL_DELIVER was taken off the mailbox, so the
+ * receive thread may take more from nng (deliver_queue). */
+void link_deliver_taken(struct relayd *r);
+/* How often the listener check restarted the reply socket's listener. */
+uint64_t link_relistens(const struct relayd *r);
 /* A fresh request id (30 bits, never 0; replay.h sets bit 30 on its own). */
 uint32_t link_request_id(struct relayd *r);
 /*

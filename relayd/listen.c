@@ -13,7 +13,7 @@
 #include "wsguard.h"
 
 /* Connections accepted per readiness callback, so a connection storm cannot
- * hold the loop for long; the rest wait for the next turn. */
+ * hold the service thread for long; the rest wait for the next turn. */
 #define LISTEN_ACCEPT_BURST 64
 
 static int listen_address(const char *address, unsigned port, struct sockaddr_storage *ss,

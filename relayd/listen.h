@@ -13,6 +13,9 @@
 
 #include <libwebsockets.h>
 
+/* The lws protocol that watches the listening socket (ws.c's table). */
+#define LISTEN_PROTOCOL "nostr-listen"
+
 /* Opens a non-blocking socket bound to address:port with SO_REUSEPORT (so a
  * port in use is found at start), not listening yet.  Returns the fd, or -1
  * (errno set). */

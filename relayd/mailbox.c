@@ -28,11 +28,7 @@ void mail_free(struct mail *m)
 	if (!m)
 		return;
 	free(m->text);
-	if (m->filters) {
-		for (uint32_t i = 0; i < m->nfilters; i++)
-			filter_free(&m->filters[i]);
-		free(m->filters);
-	}
+	filters_free(m->filters, m->nfilters);
 	if (m->msg)
 		nng_msg_free(m->msg);
 	free(m);
@@ -92,7 +88,7 @@ void mailbox_post_list(struct mailbox *mb, struct mail_list *list)
 		mb->head = head;
 	mb->tail = tail;
 	pthread_mutex_unlock(&mb->lock);
-	/* One wake-up per batch: the loop drains everything it finds. */
+	/* One wake-up per batch: the service thread drains everything it finds. */
 	if (was_empty)
 		lws_cancel_service(mb->lws);
 }

@@ -2,8 +2,9 @@
  * mailbox.h - everything other threads hand to the service thread.
  *
  * Any thread posts; only the service thread drains (from the
- * LWS_CALLBACK_EVENT_WAIT_CANCELLED callback).  Posting wakes the loop with
- * lws_cancel_service(), the one libwebsockets call other threads may make.
+ * LWS_CALLBACK_EVENT_WAIT_CANCELLED callback).  Posting wakes the service
+ * thread with lws_cancel_service(), the one libwebsockets call other
+ * threads may make.
  * Order is FIFO across all posters, which the worker relies on: an ingress
  * thread posts "event pending" before it sends the event to stored, so the
  * pending entry is always known before stored's answer is drained (and

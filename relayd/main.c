@@ -4,7 +4,7 @@
  * Usage: relayd [-c CONFIG] [-i N]   (N: this worker's id, 1 by default)
  * Several workers share the port (SO_REUSEPORT) and all talk to one stored.
  * Signals are taken by a dedicated thread with sigwait(); it sets the stop
- * flag and wakes the service loop, which then shuts down in order.
+ * flag and wakes the service thread, which then shuts down in order.
  */
 #include <libwebsockets.h>
 #include <nng/nng.h>
@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/deadline.h"
 #include "../common/slice.h"
 #include "../common/config.h"
 #include "../common/event_sig.h"
@@ -29,10 +30,23 @@
 #include "link.h"
 #include "mailbox.h"
 #include "nip11.h"
+#include "nip86.h"
+#include "policy.h"
 #include "reload.h"
 #include "relayd.h"
+#include "replay.h"
+#include "send.h"
 #include "service.h"
 #include "ws.h"
+
+/* main.c's own state around the worker's context. */
+struct worker {
+	struct relayd r;
+	lws_sorted_usec_list_t tick;      /* the once-a-second timer */
+	lws_sorted_usec_list_t link_tick; /* link_watch's, every LINK_WATCH_MS */
+	atomic_bool stopped;              /* main finished its orderly shutdown */
+	_Atomic(const char *) stop_phase; /* what main is doing while stopping */
+};
 
 static void relayd_usage(void)
 {
@@ -58,18 +72,19 @@ static void relayd_args(int argc, char **argv, const char **config, int *instanc
 
 static void relayd_tick(lws_sorted_usec_list_t *sul)
 {
-	struct relayd *r = lws_container_of(sul, struct relayd, tick);
+	struct worker *w = lws_container_of(sul, struct worker, tick);
 
-	service_tick(r);
-	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
+	service_tick(&w->r);
+	lws_sul_schedule(w->r.lws, 0, &w->tick, relayd_tick, LWS_US_PER_SEC);
 }
 
 static void relayd_link_tick(lws_sorted_usec_list_t *sul)
 {
-	struct relayd *r = lws_container_of(sul, struct relayd, link_tick);
+	struct worker *w = lws_container_of(sul, struct worker, link_tick);
 
-	link_watch(r, service_now_ms());
-	lws_sul_schedule(r->lws, 0, &r->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
+	link_watch(&w->r, deadline_now_ms());
+	lws_sul_schedule(w->r.lws, 0, &w->link_tick, relayd_link_tick,
+			 LINK_WATCH_MS * LWS_US_PER_MS);
 }
 
 /* A worker holds nothing durable, so a shutdown that stalls is cut short
@@ -77,23 +92,24 @@ static void relayd_link_tick(lws_sorted_usec_list_t *sul)
  * name the phase it stalled in and exit. */
 #define RELAYD_STOP_MS 4000
 
-static void relayd_watch_stop(struct relayd *r)
+static void relayd_watch_stop(struct worker *w)
 {
 	struct timespec tick = { 0, 50 * 1000000L };
 
 	for (int waited = 0; waited < RELAYD_STOP_MS; waited += 50) {
-		if (atomic_load(&r->stopped))
+		if (atomic_load(&w->stopped))
 			return;
 		nanosleep(&tick, NULL);
 	}
 	log_warnx("shutdown stalled while %s; exiting without finishing it",
-		  atomic_load(&r->stop_phase));
+		  atomic_load(&w->stop_phase));
 	_exit(0);
 }
 
 static void *relayd_signals(void *arg)
 {
-	struct relayd *r = arg;
+	struct worker *w = arg;
+	struct relayd *r = &w->r;
 	sigset_t set;
 	int sig = 0;
 
@@ -112,7 +128,7 @@ static void *relayd_signals(void *arg)
 		}
 		atomic_store(&r->stopping, true);
 		lws_cancel_service(r->lws);
-		relayd_watch_stop(r);
+		relayd_watch_stop(w);
 		break;
 	}
 	return NULL;
@@ -127,6 +143,12 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 		fatalx("out of memory");
 	if (config_load(config, cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
+	r->service = service_new(r);
+	r->send = send_batch_new();
+	r->replay = replay_new();
+	r->policy = policy_new();
+	if (!r->service || !r->send || !r->replay || !r->policy)
+		fatalx("out of memory");
 	atomic_store(&r->cfg_now, cfg);
 	r->config_path = config;
 	r->instance = instance;
@@ -146,13 +168,15 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	 * subs), and a restarted worker's rarely meet its predecessor's. */
 	r->conns = conn_table_new((uint32_t)(r->boot_id >> 44));
 	r->iplimit = iplimit_new(relayd_cfg(r));
-	r->http_verifier = sig_verifier_new();
-	if (!r->conns || !r->iplimit || !r->http_verifier)
+	r->nip86 = nip86_new();
+	if (!r->conns || !r->iplimit || !r->nip86)
 		fatalx("out of memory");
 }
 
-static void relayd_start(struct relayd *r)
+static void relayd_start(struct worker *w)
 {
+	struct relayd *r = &w->r;
+
 	r->loop = evloop_new();
 	if (!r->loop)
 		fatalx("cannot create the event loop");
@@ -165,8 +189,8 @@ static void relayd_start(struct relayd *r)
 		fatalx("cannot start the ingress threads");
 	if (link_open(r))
 		fatalx("cannot open the sockets to stored in %s", relayd_cfg(r)->run_dir);
-	lws_sul_schedule(r->lws, 0, &r->tick, relayd_tick, LWS_US_PER_SEC);
-	lws_sul_schedule(r->lws, 0, &r->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
+	lws_sul_schedule(r->lws, 0, &w->tick, relayd_tick, LWS_US_PER_SEC);
+	lws_sul_schedule(r->lws, 0, &w->link_tick, relayd_link_tick, LINK_WATCH_MS * LWS_US_PER_MS);
 	/* This thread runs the event loop; nng's threads exist once the
 	 * sockets are open.  The lanes, started before, keep their slice. */
 	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
@@ -177,7 +201,8 @@ static void relayd_start(struct relayd *r)
 
 int main(int argc, char **argv)
 {
-	static struct relayd r;
+	static struct worker w;
+	struct relayd *r = &w.r;
 	const char *config = NULL;
 	int instance = 1;
 	pthread_t signals;
@@ -190,36 +215,39 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	relayd_init(&r, config, instance);
-	relayd_start(&r);
-	if (pthread_create(&signals, NULL, relayd_signals, &r))
+	relayd_init(r, config, instance);
+	relayd_start(&w);
+	if (pthread_create(&signals, NULL, relayd_signals, &w))
 		fatalx("cannot start the signal thread");
-	atomic_store(&r.stop_phase, "leaving the event loop");
-	evloop_run(r.loop);
+	atomic_store(&w.stop_phase, "leaving the event loop");
+	evloop_run(r->loop);
 	notify_send("STOPPING=1");
-	/* Stop the producers of mail before the loop they wake goes away; stored
+	/* Stop the producers of mail before the event loop they wake goes away; stored
 	 * drops this worker's subscriptions when its pipe closes. */
-	atomic_store(&r.stop_phase, "stopping the ingress lanes");
-	ingress_stop(r.ingress);
-	r.ingress = NULL; /* connections closed below must not reach it */
-	atomic_store(&r.stop_phase, "closing the sockets to stored");
-	link_close(&r);
-	atomic_store(&r.stop_phase, "closing the connections");
-	lws_context_destroy(r.lws);
-	evloop_free(r.loop);
-	atomic_store(&r.stop_phase, "freeing memory");
-	mailbox_free(r.mailbox);
-	buf_free(&r.metrics_text);
-	buf_free(&r.stats_json);
-	conn_table_free(r.conns);
-	free(r.flush_ids);
-	free((void *)relayd_cfg(&r));
-	free((void *)r.cfg_retired);
-	iplimit_free(r.iplimit);
-	sig_verifier_free(r.http_verifier);
-	policy_free(&r.policy);
+	atomic_store(&w.stop_phase, "stopping the ingress lanes");
+	ingress_stop(r->ingress);
+	r->ingress = NULL; /* connections closed below must not reach it */
+	atomic_store(&w.stop_phase, "closing the sockets to stored");
+	link_close(r);
+	atomic_store(&w.stop_phase, "closing the connections");
+	lws_context_destroy(r->lws);
+	evloop_free(r->loop);
+	atomic_store(&w.stop_phase, "freeing memory");
+	mailbox_free(r->mailbox);
+	link_free(r);
+	buf_free(&r->metrics_text);
+	buf_free(&r->stats_json);
+	conn_table_free(r->conns);
+	send_batch_free(r->send);
+	service_free(r->service);
+	replay_free(r->replay);
+	free((void *)relayd_cfg(r));
+	free((void *)r->cfg_retired);
+	iplimit_free(r->iplimit);
+	nip86_free(r->nip86);
+	policy_free(r->policy);
 	log_info("stopped");
-	atomic_store(&r.stopped, true);
+	atomic_store(&w.stopped, true);
 	pthread_join(signals, NULL);
 	/* nng tears pipes down on its own reaper thread after nng_close(): a
 	 * message still in a closing pipe is freed there, so wait for it

@@ -2,9 +2,11 @@
 #include "nip11.h"
 
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../common/err.h"
+#include "policy.h"
 #include "relayd.h"
 
 #define NIP11_SOFTWARE "crelay"
@@ -60,11 +62,11 @@ int nip11_build(struct relayd *r)
 	int rc = 0;
 
 	/* NIP-86 changerelayname/description/icon override the config. */
-	cJSON_AddStringToObject(doc, "name", nip11_pick(r->policy.name, relayd_cfg(r)->relay_name));
+	cJSON_AddStringToObject(doc, "name", nip11_pick(r->policy->name, relayd_cfg(r)->relay_name));
 	cJSON_AddStringToObject(doc, "description",
-				nip11_pick(r->policy.description, relayd_cfg(r)->relay_description));
-	if (r->policy.icon && r->policy.icon[0])
-		cJSON_AddStringToObject(doc, "icon", r->policy.icon);
+				nip11_pick(r->policy->description, relayd_cfg(r)->relay_description));
+	if (r->policy->icon && r->policy->icon[0])
+		cJSON_AddStringToObject(doc, "icon", r->policy->icon);
 	nip11_add_optional(doc, "pubkey", relayd_cfg(r)->relay_pubkey);
 	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
 	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);
@@ -76,7 +78,7 @@ int nip11_build(struct relayd *r)
 		    (base[i] != 86 || relayd_cfg(r)->admin_pubkeys[0]))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
-	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r), &r->policy));
+	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r), r->policy));
 	text = cJSON_PrintUnformatted(doc);
 	cJSON_Delete(doc);
 	if (!text || strlen(text) >= sizeof(r->nip11))

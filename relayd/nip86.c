@@ -2,14 +2,49 @@
 #include "nip86.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../common/deadline.h"
+#include "../common/event_sig.h"
 #include "../proto/msg.h"
-#include "http.h"
+#include "http_session.h"
 #include "link.h"
 #include "nip98.h"
 #include "relayd.h"
-#include "service.h"
+
+/* A request waiting for stored's answer. */
+struct manage_pending {
+	uint32_t request_id;
+	struct lws *wsi;
+	struct http_session *s; /* NULL: slot free */
+	int64_t deadline_ms;
+};
+
+/* The service thread's NIP-86 state. */
+struct nip86 {
+	struct manage_pending manage[NIP86_MAX_PENDING];
+	struct sig_verifier *verifier; /* NIP-98 checks */
+};
+
+struct nip86 *nip86_new(void)
+{
+	struct nip86 *n = calloc(1, sizeof(*n));
+
+	if (n && !(n->verifier = sig_verifier_new())) {
+		free(n);
+		n = NULL;
+	}
+	return n;
+}
+
+void nip86_free(struct nip86 *n)
+{
+	if (!n)
+		return;
+	sig_verifier_free(n->verifier);
+	free(n);
+}
 
 static void nip86_error(struct lws *wsi, struct http_session *s, unsigned status,
 			const char *message)
@@ -17,7 +52,7 @@ static void nip86_error(struct lws *wsi, struct http_session *s, unsigned status
 	char body[256];
 	int n = snprintf(body, sizeof(body), "{\"error\":\"%s\"}", message);
 
-	http_respond(wsi, s, status, "application/json", body, (size_t)n);
+	http_session_respond(wsi, s, status, "application/json", body, (size_t)n);
 }
 
 int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
@@ -50,10 +85,10 @@ static int nip86_pending_add(struct relayd *r, uint32_t request_id, struct lws *
 			     struct http_session *s)
 {
 	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
-		if (r->manage[i].s)
+		if (r->nip86->manage[i].s)
 			continue;
-		r->manage[i] = (struct manage_pending){ request_id, wsi, s,
-							service_now_ms() + NIP86_TIMEOUT_MS };
+		r->nip86->manage[i] = (struct manage_pending){ request_id, wsi, s,
+							deadline_now_ms() + NIP86_TIMEOUT_MS };
 		return 0;
 	}
 	return -1;
@@ -102,7 +137,7 @@ int nip86_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s
 		return 0;
 	}
 	lws_hdr_copy(wsi, header, sizeof(header), WSI_TOKEN_HTTP_AUTHORIZATION);
-	why = nip98_check(r, r->http_verifier, header, s->post.data ? s->post.data : "",
+	why = nip98_check(r, r->nip86->verifier, header, s->post.data ? s->post.data : "",
 			  s->post.len, pubkey);
 	if (why) {
 		nip86_error(wsi, s, HTTP_STATUS_UNAUTHORIZED, why);
@@ -114,10 +149,11 @@ int nip86_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s
 void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response, size_t len)
 {
 	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
-		struct manage_pending *p = &r->manage[i];
+		struct manage_pending *p = &r->nip86->manage[i];
 
 		if (p->s && p->request_id == request_id) {
-			http_respond(p->wsi, p->s, HTTP_STATUS_OK, "application/json", response, len);
+			http_session_respond(p->wsi, p->s, HTTP_STATUS_OK, "application/json", response,
+					     len);
 			p->s = NULL;
 			return;
 		}
@@ -127,14 +163,14 @@ void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response
 void nip86_forget(struct relayd *r, struct http_session *s)
 {
 	for (int i = 0; i < NIP86_MAX_PENDING; i++)
-		if (r->manage[i].s == s)
-			r->manage[i].s = NULL;
+		if (r->nip86->manage[i].s == s)
+			r->nip86->manage[i].s = NULL;
 }
 
 void nip86_expire(struct relayd *r, int64_t now_ms)
 {
 	for (int i = 0; i < NIP86_MAX_PENDING; i++) {
-		struct manage_pending *p = &r->manage[i];
+		struct manage_pending *p = &r->nip86->manage[i];
 
 		if (p->s && p->deadline_ms <= now_ms) {
 			nip86_error(p->wsi, p->s, HTTP_STATUS_GATEWAY_TIMEOUT, "storage did not answer");
@@ -142,7 +178,3 @@ void nip86_expire(struct relayd *r, int64_t now_ms)
 		}
 	}
 }
-
-_Static_assert(sizeof(((struct relayd *)0)->manage) / sizeof(struct manage_pending) ==
-		       NIP86_MAX_PENDING,
-	       "relayd.manage must hold NIP86_MAX_PENDING requests");

@@ -23,18 +23,30 @@
 
 struct relayd;
 struct http_session;
+struct nip86;
 
-/* Headers of a POST arrived: accept the body or answer at once. */
+/* The NIP-86 state of a worker (r->nip86), or NULL without memory. */
+struct nip86 *nip86_new(void);
+/* Frees it; requests still waiting are dropped unanswered.  NULL-safe. */
+void nip86_free(struct nip86 *n);
+
+/* The headers of a POST arrived on wsi: notes in s whether to refuse it
+ * once its body is in (the answer comes only then).  Returns 0. */
 int nip86_on_request(struct relayd *r, struct lws *wsi, struct http_session *s);
-/* A piece of the body. */
+/* Appends len bytes of the body to s; past NIP86_MAX_BODY they are
+ * dropped and the request is refused when complete. */
 void nip86_on_body(struct http_session *s, const void *in, size_t len);
-/* The body is complete: authorize and forward, or answer. */
+/* The body is complete: refuses the request, or checks its NIP-98
+ * authorization and forwards it to stored.  The answer comes later through
+ * http_session_respond().  Returns 0. */
 int nip86_on_body_done(struct relayd *r, struct lws *wsi, struct http_session *s);
-/* stored answered request_id with response (JSON). */
+/* stored answered request_id with response (len bytes of JSON, copied).
+ * An answer no request waits for any more is dropped. */
 void nip86_on_result(struct relayd *r, uint32_t request_id, const char *response, size_t len);
-/* The HTTP connection of s went away: forget what waits for it. */
+/* The HTTP transaction of s ended: its answer, if one comes, is dropped. */
 void nip86_forget(struct relayd *r, struct http_session *s);
-/* Answers requests stored left unanswered too long (service tick). */
+/* Answers 504 to the requests waiting since NIP86_TIMEOUT_MS before now_ms
+ * (service_tick). */
 void nip86_expire(struct relayd *r, int64_t now_ms);
 
 #endif

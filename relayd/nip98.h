@@ -20,8 +20,9 @@
 struct relayd;
 struct sig_verifier;
 
-/* Returns NULL and the admin's pubkey in *pubkey when header authorizes
- * body, else a static reason for a 401. */
+/* Checks header (the Authorization value, NUL-terminated) against body
+ * (body_len bytes) with verifier v.  Returns NULL and the admin's pubkey in
+ * pubkey when it authorizes the request, else a static reason for a 401. */
 const char *nip98_check(const struct relayd *r, struct sig_verifier *v, const char *header,
 			const char *body, size_t body_len, uint8_t pubkey[32]);
 

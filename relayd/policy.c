@@ -4,9 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
 #include "../proto/msg.h"
-#include "nip11.h"
 #include "relayd.h"
 
 static char *policy_dup(const struct msg_str *s)
@@ -59,9 +57,9 @@ static void policy_blocked(struct policy_state *p, const struct msg_policy *m)
 		qsort(list, p->nblocked, sizeof(*list), policy_compare);
 }
 
-void policy_apply(struct relayd *r, const struct msg_policy *m)
+bool policy_apply(struct relayd *r, const struct msg_policy *m)
 {
-	struct policy_state *p = &r->policy;
+	struct policy_state *p = r->policy;
 	bool changed = policy_text(&p->name, &m->relay_name);
 
 	changed |= policy_text(&p->description, &m->relay_description);
@@ -69,26 +67,32 @@ void policy_apply(struct relayd *r, const struct msg_policy *m)
 	changed |= p->writes_restricted != (m->writes_restricted != 0);
 	p->writes_restricted = m->writes_restricted != 0;
 	policy_blocked(p, m);
-	if (changed && nip11_build(r))
-		log_warnx("the NIP-11 document with the new name, description or restrictions does not fit");
+	return changed;
 }
 
 bool policy_ip_blocked(const struct relayd *r, const char *ip)
 {
-	const struct policy_state *p = &r->policy;
+	const struct policy_state *p = r->policy;
 
 	if (!p->nblocked || !ip[0])
 		return false;
 	return bsearch(&ip, p->blocked, p->nblocked, sizeof(*p->blocked), policy_compare) != NULL;
 }
 
+struct policy_state *policy_new(void)
+{
+	return calloc(1, sizeof(struct policy_state));
+}
+
 void policy_free(struct policy_state *p)
 {
+	if (!p)
+		return;
 	free(p->name);
 	free(p->description);
 	free(p->icon);
 	for (unsigned i = 0; i < p->nblocked; i++)
 		free(p->blocked[i]);
 	free(p->blocked);
-	memset(p, 0, sizeof(*p));
+	free(p);
 }

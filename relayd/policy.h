@@ -18,11 +18,16 @@ struct policy_state {
 	bool writes_restricted;          /* a NIP-86 allow list is in force */
 };
 
-/* Takes stored's latest POLICY; rebuilds NIP-11 when a text changed. */
-void policy_apply(struct relayd *r, const struct msg_policy *m);
+/* Takes stored's latest POLICY into r->policy; m is only read.  Returns
+ * whether the NIP-11 document must be built again (a text or the write
+ * restriction changed). */
+bool policy_apply(struct relayd *r, const struct msg_policy *m);
 /* Whether connections from ip are refused (NIP-86 blockip). */
 bool policy_ip_blocked(const struct relayd *r, const char *ip);
-/* Frees what the state holds. */
+/* An empty state (every text as configured, nothing blocked), or NULL
+ * without memory.  r->policy holds it. */
+struct policy_state *policy_new(void);
+/* Frees p and what it holds.  NULL-safe. */
 void policy_free(struct policy_state *p);
 
 #endif

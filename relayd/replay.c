@@ -1,6 +1,8 @@
 /* replay.c - stored events a worker lost, asked for again (see replay.h). */
 #include "replay.h"
 
+#include <stdlib.h>
+
 #include "../common/buf.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
@@ -9,6 +11,31 @@
 #include "lostrange.h"
 #include "outq.h"
 #include "relayd.h"
+
+struct replay {
+	bool pending;         /* a loss waits for the next stored delivery */
+	uint64_t after;       /* the last commit delivered before that loss */
+	uint32_t outstanding; /* replays sent and not yet answered */
+	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
+	uint64_t full;            /* rounds a subscription had no room for */
+	uint64_t held_full;       /* subscriptions whose held queue filled up */
+	uint64_t sent_full;       /* stored events not noted: SENT_IDS_MAX reached */
+};
+
+struct replay *replay_new(void)
+{
+	return calloc(1, sizeof(struct replay));
+}
+
+void replay_free(struct replay *rp)
+{
+	free(rp);
+}
+
+bool replay_sent_full(struct relayd *r)
+{
+	return r->replay->sent_full++ == 0;
+}
 
 struct replay_round {
 	struct relayd *r;
@@ -23,7 +50,7 @@ static uint32_t replay_ask(struct relayd *r, struct conn *c, struct sub *s)
 	struct lost_range *lost;
 	uint32_t sent = 0;
 
-	while (r->replay.outstanding < REPLAY_MAX_OUTSTANDING &&
+	while (r->replay->outstanding < REPLAY_MAX_OUTSTANDING &&
 	       (lost = lost_ranges_next_unasked(&s->lost))) {
 		uint32_t request_id = link_request_id(r) | REPLAY_ID_BIT;
 		struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
@@ -38,7 +65,7 @@ static uint32_t replay_ask(struct relayd *r, struct conn *c, struct sub *s)
 		if (err)
 			break; /* the link is down: asked again once it is back */
 		lost->request_id = request_id;
-		r->replay.outstanding++;
+		r->replay->outstanding++;
 		sent++;
 	}
 	return sent;
@@ -71,39 +98,39 @@ static void replay_round(struct relayd *r, uint64_t after, uint64_t before)
 	struct replay_round round = { r, after, before, 0, 0 };
 	uint32_t subs = conn_sub_total(r->conns);
 
-	if (r->replay.outstanding + subs > REPLAY_MAX_OUTSTANDING) {
-		if (r->replay.skipped++ == 0)
+	if (r->replay->outstanding + subs > REPLAY_MAX_OUTSTANDING) {
+		if (r->replay->skipped++ == 0)
 			log_warnx("live deliveries from stored keep being lost; %u replays are"
 				  " unanswered, so commits %llu..%llu are not asked for again",
-				  r->replay.outstanding, (unsigned long long)after + 1,
+				  r->replay->outstanding, (unsigned long long)after + 1,
 				  (unsigned long long)before - 1);
 		return;
 	}
 	conn_foreach(r->conns, replay_conn, &round);
-	if (round.full && r->replay.full++ == 0)
+	if (round.full && r->replay->full++ == 0)
 		log_warnx("a subscription already misses %d ranges of lost deliveries; commits"
 			  " %llu..%llu are not asked for again for it",
 			  LOST_RANGES_MAX, (unsigned long long)after + 1,
 			  (unsigned long long)before - 1);
-	if (round.sent && r->replay.rounds++ == 0)
+	if (round.sent && r->replay->rounds++ == 0)
 		log_info("live deliveries from stored were lost; asked again for the stored events"
 			 " among them (commits %llu..%llu, %u replays; later rounds at debug)",
 			 (unsigned long long)after + 1, (unsigned long long)before - 1, round.sent);
 	else if (round.sent)
 		log_debug("replay round %llu: commits %llu..%llu, %u replays",
-			  (unsigned long long)r->replay.rounds, (unsigned long long)after + 1,
+			  (unsigned long long)r->replay->rounds, (unsigned long long)after + 1,
 			  (unsigned long long)before - 1, round.sent);
 }
 
 void replay_note(struct relayd *r, uint64_t lost, uint64_t commit_seq, uint64_t prev_commit_seq)
 {
-	if (lost && !r->replay.pending) {
-		r->replay.pending = true;
-		r->replay.after = prev_commit_seq;
+	if (lost && !r->replay->pending) {
+		r->replay->pending = true;
+		r->replay->after = prev_commit_seq;
 	}
-	if (r->replay.pending && commit_seq) {
-		r->replay.pending = false;
-		replay_round(r, r->replay.after, commit_seq);
+	if (r->replay->pending && commit_seq) {
+		r->replay->pending = false;
+		replay_round(r, r->replay->after, commit_seq);
 	}
 }
 
@@ -114,8 +141,8 @@ bool replay_is_id(uint32_t request_id)
 
 void replay_answered(struct relayd *r, struct sub *s, uint32_t request_id)
 {
-	if (r->replay.outstanding)
-		r->replay.outstanding--;
+	if (r->replay->outstanding)
+		r->replay->outstanding--;
 	if (s)
 		lost_ranges_answered(&s->lost, request_id);
 }
@@ -126,7 +153,7 @@ void replay_held_dropped(struct relayd *r, struct sub *s, uint64_t commit_seq)
 		return;
 	if (!s->held_dropped_first) {
 		s->held_dropped_first = commit_seq;
-		if (r->replay.held_full++ == 0)
+		if (r->replay->held_full++ == 0)
 			log_info("a subscription waiting for its history holds held_deliveries live"
 				 " events; later ones are sent from the database once it is live"
 				 " (logged once)");
@@ -180,7 +207,7 @@ static void replay_unask_conn(struct conn *c, void *arg)
 
 void replay_reset(struct relayd *r)
 {
-	r->replay.pending = false;
-	r->replay.outstanding = 0;
+	r->replay->pending = false;
+	r->replay->outstanding = 0;
 	conn_foreach(r->conns, replay_unask_conn, NULL);
 }

@@ -36,15 +36,15 @@ struct conn;
 struct relayd;
 struct sub;
 
-struct replay {
-	bool pending;         /* a loss waits for the next stored delivery */
-	uint64_t after;       /* the last commit delivered before that loss */
-	uint32_t outstanding; /* replays sent and not yet answered */
-	uint64_t rounds, skipped; /* rounds sent, rounds not sent (the cap) */
-	uint64_t full;            /* rounds a subscription had no room for */
-	uint64_t held_full;       /* subscriptions whose held queue filled up */
-	uint64_t sent_full;       /* stored events not noted: SENT_IDS_MAX reached */
-};
+struct replay;
+
+/* The replay state of a worker (r->replay), or NULL without memory. */
+struct replay *replay_new(void);
+/* Frees it.  NULL-safe. */
+void replay_free(struct replay *rp);
+/* A subscription's sent-id list is full (SENT_IDS_MAX): counts it.
+ * Returns true the first time, so the caller logs it once. */
+bool replay_sent_full(struct relayd *r);
 
 /* Takes the outcome of one DELIVER: lost deliveries just before it (gapcount),
  * its commit seq (0: ephemeral), and the newest commit delivered before it. */

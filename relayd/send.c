@@ -13,10 +13,36 @@
 #include "wsframe.h"
 
 /* Bytes framed per write: enough for a burst of deliveries, small enough
- * that one connection does not hold the loop for long. */
+ * that one connection does not hold the service thread for long. */
 #define SEND_BATCH_BYTES (64 * 1024)
 
-/* Drops what c has queued and has lws close it once the loop is back. */
+/* Connections given frames while the mailbox is drained, written once the
+ * drain is done; ids, since a connection may close meanwhile. */
+struct send_batch {
+	bool holding; /* between send_hold() and send_flush() */
+	uint64_t *ids;
+	size_t n, cap;
+};
+
+struct send_batch *send_batch_new(void)
+{
+	return calloc(1, sizeof(struct send_batch));
+}
+
+void send_batch_free(struct send_batch *b)
+{
+	if (b)
+		free(b->ids);
+	free(b);
+}
+
+void send_hold(struct relayd *r)
+{
+	r->send->holding = true;
+}
+
+/* Drops what c has queued and has lws close it once the service thread
+ * is back in the event loop. */
 static void send_abort(struct conn *c)
 {
 	c->closing = true;
@@ -25,18 +51,18 @@ static void send_abort(struct conn *c)
 }
 
 /* Lists c for send_flush(); ERR_NOMEM leaves it to a WRITEABLE callback. */
-static int send_list(struct relayd *r, struct conn *c)
+static int send_list(struct send_batch *b, struct conn *c)
 {
-	if (r->nflush == r->flush_cap) {
-		size_t cap = r->flush_cap ? 2 * r->flush_cap : 256;
-		uint64_t *grown = realloc(r->flush_ids, cap * sizeof(*grown));
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 256;
+		uint64_t *grown = realloc(b->ids, cap * sizeof(*grown));
 
 		if (!grown)
 			return ERR_NOMEM;
-		r->flush_ids = grown;
-		r->flush_cap = cap;
+		b->ids = grown;
+		b->cap = cap;
 	}
-	r->flush_ids[r->nflush++] = c->id;
+	b->ids[b->n++] = c->id;
 	c->flush_listed = true;
 	return 0;
 }
@@ -56,7 +82,7 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 		send_abort(c);
 		return ERR_FULL;
 	}
-	if (r->draining && (c->flush_listed || send_list(r, c) == 0))
+	if (r->send->holding && (c->flush_listed || send_list(r->send, c) == 0))
 		return 0;
 	lws_callback_on_writable(c->wsi);
 	return 0;
@@ -64,8 +90,11 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 
 void send_flush(struct relayd *r)
 {
-	for (size_t i = 0; i < r->nflush; i++) {
-		struct conn *c = conn_find(r->conns, r->flush_ids[i]);
+	struct send_batch *b = r->send;
+
+	b->holding = false;
+	for (size_t i = 0; i < b->n; i++) {
+		struct conn *c = conn_find(r->conns, b->ids[i]);
 
 		if (!c)
 			continue;
@@ -80,7 +109,7 @@ void send_flush(struct relayd *r)
 			send_abort(c);
 		}
 	}
-	r->nflush = 0;
+	b->n = 0;
 }
 
 /* Frames item at p; returns the bytes written. */

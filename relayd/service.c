@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "../common/deadline.h"
-#include "../common/listencheck.h"
+#include "../common/heaptrim.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../proto/msg.h"
@@ -17,23 +17,42 @@
 #include "ingress.h"
 #include "iplimit.h"
 #include "link.h"
+#include "listen.h"
 #include "mailbox.h"
 #include "nip86.h"
 #include "relayd.h"
 #include "reload.h"
+#include "replay.h"
 #include "reply.h"
 #include "send.h"
-#include "ws.h"
+#include "subreg.h"
 #include "wsguard.h"
 
-int64_t service_now_us(void)
+/* The service thread's own state; no other thread touches it. */
+struct service {
+	struct relayd *r;
+	bool accepting;             /* listen_fd is listening (after the first link up) */
+	bool answers_due;           /* between a LINK_UP and a LINK_DOWN mail
+				       (histories are asked again at each LINK_UP,
+				       so none is overdue while the link is away) */
+	lws_sorted_usec_list_t pump_tick; /* pumps the backlog */
+	bool pump_armed;            /* pump_tick is scheduled */
+	struct heaptrim heaptrim;   /* freed heap back to the system */
+	uint32_t next_sub_serial;   /* the counter of conn_sub_next_serial() */
+};
+
+struct service *service_new(struct relayd *r)
 {
-	return deadline_now_us();
+	struct service *sv = calloc(1, sizeof(*sv));
+
+	if (sv)
+		sv->r = r;
+	return sv;
 }
 
-int64_t service_now_ms(void)
+void service_free(struct service *sv)
 {
-	return deadline_now_ms();
+	free(sv);
 }
 
 /* Sends one encoded request and frees it; returns link_send's result. */
@@ -73,57 +92,6 @@ static void service_ok(struct relayd *r, struct conn *c, const uint8_t id[32], c
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
-int service_sub_register(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume_after,
-			 bool restoring)
-{
-	uint32_t request_id = link_request_id(r);
-	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
-	bool resume = s->state != SUB_QUERYING;
-	struct msg_sub_open m = { c->id, s->serial, { s->id, s->id_len },
-				  resume ? MSG_SUB_RESUME : MSG_SUB_HISTORY, resume ? resume_after : 0,
-				  s->nfilters, s->filters, 0, { { 0 } } };
-	struct buf out = BUF_INIT;
-	int rc;
-
-	/* stored picks the private events these may read before it applies
-	 * the limit; this worker still checks each one it sends (private.h). */
-	_Static_assert(sizeof(m.viewers) == sizeof(s->viewers), "viewers");
-	if (s->restricted) {
-		m.nviewers = s->nviewers;
-		memcpy(m.viewers, s->viewers, sizeof(m.viewers));
-	}
-	s->resume_after = m.resume_after;
-	service_sub_answer_due(r, s);
-	if (msg_encode_sub_open(&out, &h, &m)) {
-		buf_free(&out);
-		return -1;
-	}
-	/* A client's REQ may be refused (CLOSED); a subscription stored lost
-	 * in a restart must be registered again, however many there are. */
-	rc = restoring ? service_control(r, &out, request_id) : service_request(r, &out, request_id);
-	if (rc == 0)
-		c->registered = true;
-	return rc;
-}
-
-void service_sub_answer_due(struct relayd *r, struct sub *s)
-{
-	s->answer_deadline_ms = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
-}
-
-void service_sub_close_remote(struct relayd *r, struct conn *c, struct sub *s)
-{
-	uint32_t request_id = link_request_id(r);
-	struct msg_header h = msg_header_for((uint16_t)r->instance, request_id);
-	struct msg_sub_close m = { c->id, { s->id, s->id_len } };
-	struct buf out = BUF_INIT;
-
-	if (msg_encode_sub_close(&out, &h, &m) == 0)
-		service_control(r, &out, request_id);
-	else
-		buf_free(&out);
-}
-
 static void mail_text(struct relayd *r, struct conn *c, struct mail *m)
 {
 	send_frame(r, c, m->text, m->text_len, NULL, '\0');
@@ -146,8 +114,9 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 	replaced = old != NULL;
 	if (old)
 		conn_sub_remove(c, old); /* stored replaces it by name */
-	s = conn_sub_add(c, m->sub_id, m->sub_id_len, conn_sub_next_serial(c, &r->next_sub_serial),
-			 m->filters, m->nfilters);
+	s = conn_sub_add(c, m->sub_id, m->sub_id_len,
+			 conn_sub_next_serial(c, &r->service->next_sub_serial), m->filters,
+			 m->nfilters);
 	m->filters = NULL;
 	m->nfilters = 0;
 	if (s) {
@@ -159,13 +128,13 @@ static void mail_sub_open(struct relayd *r, struct conn *c, struct mail *m)
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
 		return;
 	}
-	if (service_sub_register(r, c, s, 0, false)) {
+	if (subreg_open(r, c, s, 0, false)) {
 		service_closed(r, c, m->sub_id, m->sub_id_len,
 			       "error: storage is unavailable, retry shortly");
 		/* The subscription this REQ replaced is still filed at stored
 		 * if the link is up (the backlog was full): unfile it. */
 		if (replaced)
-			service_sub_close_remote(r, c, s);
+			subreg_close(r, c, s);
 		conn_sub_remove(c, s);
 	}
 }
@@ -176,7 +145,7 @@ static void mail_sub_close(struct relayd *r, struct conn *c, struct mail *m)
 
 	if (!s)
 		return;
-	service_sub_close_remote(r, c, s);
+	subreg_close(r, c, s);
 	conn_sub_remove(c, s);
 }
 
@@ -211,12 +180,12 @@ static void mail_resume(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_event_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	int64_t deadline = service_now_ms() + relayd_cfg(r)->store_timeout_ms;
+	int64_t deadline = deadline_now_ms() + relayd_cfg(r)->store_timeout_ms;
 
 	if (conn_pending_add(c, m->request_id, m->event_id, deadline))
 		service_ok(r, c, m->event_id, "error: out of memory");
 	else
-		c->pending[c->npending - 1].started_us = service_now_us();
+		c->pending[c->npending - 1].started_us = deadline_now_us();
 }
 
 static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
@@ -229,7 +198,7 @@ static void mail_event_failed(struct relayd *r, struct conn *c, struct mail *m)
 
 static void mail_count_pending(struct relayd *r, struct conn *c, struct mail *m)
 {
-	int64_t deadline = service_now_ms() + relayd_cfg(r)->answer_timeout_ms;
+	int64_t deadline = deadline_now_ms() + relayd_cfg(r)->answer_timeout_ms;
 
 	if (count_waits_add(&c->counts, m->request_id, m->sub_id, m->sub_id_len, deadline))
 		service_closed(r, c, m->sub_id, m->sub_id_len, "error: out of memory");
@@ -280,7 +249,7 @@ static void service_restore_conn(struct conn *c, void *arg)
 
 		if (s->state != SUB_QUERYING)
 			s->state = SUB_RESUMING;
-		service_sub_register(r, c, s, after, true);
+		subreg_open(r, c, s, after, true);
 	}
 }
 
@@ -314,16 +283,31 @@ static void service_fail_waiting(struct conn *c, void *arg)
 static void mail_link_down(struct relayd *r)
 {
 	log_warnx("lost the connection to stored; waiting for it to return");
-	r->answers_due = false;
+	r->service->answers_due = false;
 	conn_foreach(r->conns, service_fail_waiting, r);
+}
+
+/* Called when stored first answers: only then does the kernel hand this
+ * worker connections, so no client meets a worker that cannot store. */
+static int service_accept(struct relayd *r)
+{
+	if (r->service->accepting)
+		return 0;
+	if (listen_adopt(lws_get_vhost_by_name(r->lws, "default"), r->listen_fd, LISTEN_PROTOCOL)) {
+		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+		return -1;
+	}
+	r->service->accepting = true;
+	log_info("accepting connections on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
+	return 0;
 }
 
 static void mail_link_up(struct relayd *r)
 {
 	log_info("connected to stored; registering %u subscriptions", conn_sub_total(r->conns));
-	/* Ready for systemd once the port is bound (before the loop ran) and
+	/* Ready for systemd once the port is bound (before the event loop ran) and
 	 * stored answers; repeated READY=1 after a reconnect is harmless. */
-	if (ws_accept(r))
+	if (service_accept(r))
 		fatalx("cannot accept connections");
 	notify_send("READY=1\nSTATUS=serving");
 	/* Whatever was asked on an earlier link is answered now: a request
@@ -331,7 +315,7 @@ static void mail_link_up(struct relayd *r)
 	 * (a LINK_UP handled after its pipe had gone) was dropped with the
 	 * backlog. */
 	conn_foreach(r->conns, service_fail_waiting, r);
-	r->answers_due = true;
+	r->service->answers_due = true;
 	service_hello(r);
 	replay_reset(r);
 	conn_foreach(r->conns, service_restore_conn, r);
@@ -357,17 +341,18 @@ static const conn_mail_fn conn_mail_handlers[] = {
 
 static void service_pump_tick(lws_sorted_usec_list_t *sul)
 {
-	struct relayd *r = lws_container_of(sul, struct relayd, pump_tick);
+	struct service *sv = lws_container_of(sul, struct service, pump_tick);
+	struct relayd *r = sv->r;
 
-	r->pump_armed = false;
+	sv->pump_armed = false;
 	service_pump(r);
 }
 
 void service_pump(struct relayd *r)
 {
-	if (link_pump(r) && !r->pump_armed) {
-		r->pump_armed = true;
-		lws_sul_schedule(r->lws, 0, &r->pump_tick, service_pump_tick, SERVICE_PUMP_US);
+	if (link_pump(r) && !r->service->pump_armed) {
+		r->service->pump_armed = true;
+		lws_sul_schedule(r->lws, 0, &r->service->pump_tick, service_pump_tick, SERVICE_PUMP_US);
 	}
 }
 
@@ -378,7 +363,7 @@ static void service_handle(struct relayd *r, struct mail *m)
 	switch (m->kind) {
 	case MAIL_RPC: answer_rpc(r, m->msg); return;
 	case MAIL_DELIVER:
-		atomic_fetch_sub(&r->delivers_waiting, 1);
+		link_deliver_taken(r);
 		answer_deliver(r, m->msg);
 		return;
 	case MAIL_LINK_UP: mail_link_up(r); return;
@@ -406,13 +391,12 @@ void service_drain(struct relayd *r)
 {
 	struct mail *m = mailbox_drain(r->mailbox), *next;
 
-	r->draining = true;
+	send_hold(r);
 	for (; m; m = next) {
 		next = m->next;
 		service_handle(r, m);
 		mail_free(m);
 	}
-	r->draining = false;
 	send_flush(r);
 }
 
@@ -426,7 +410,7 @@ static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t no
 {
 	uint32_t expired = 0;
 
-	if (!r->answers_due)
+	if (!r->service->answers_due)
 		return 0;
 	/* Backwards: conn_sub_remove() moves the last subscription into the
 	 * removed one's place. */
@@ -436,7 +420,7 @@ static uint32_t service_expire_subs(struct relayd *r, struct conn *c, int64_t no
 		if (s->state == SUB_LIVE || s->answer_deadline_ms > now)
 			continue;
 		service_closed(r, c, s->id, s->id_len, "error: storage did not answer in time, retry");
-		service_sub_close_remote(r, c, s);
+		subreg_close(r, c, s);
 		conn_sub_remove(c, s);
 		expired++;
 	}
@@ -447,7 +431,7 @@ static void service_expire(struct conn *c, void *arg)
 {
 	struct relayd *r = arg;
 	struct count_closing cc = { r, c, "error: storage did not answer in time, retry" };
-	int64_t now = service_now_ms();
+	int64_t now = deadline_now_ms();
 	uint32_t expired = 0;
 
 	while (c->npending && c->pending[0].deadline_ms <= now) {
@@ -473,7 +457,7 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.events_rejected), atomic_load(&r->stats.deliver_gaps),
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
-		atomic_load(&r->stats.requests_on_loop), listencheck_relistens(r->listencheck),
+		atomic_load(&r->stats.requests_on_loop), link_relistens(r),
 		wsguard_refused(), atomic_load(&r->stats.store_timeouts), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
@@ -484,21 +468,23 @@ static void service_report(struct relayd *r)
 		buf_free(&out);
 }
 
-/* After a burst the worker's heap keeps the freed memory resident
- * (heaptrim.h); a trim took 0.09–0.92 ms here, once a minute by default. */
+/* After a burst the worker's heap keeps the freed memory resident, so it
+ * is trimmed every heap_trim_interval seconds (heaptrim.h). */
 static void service_trim(struct relayd *r)
 {
-	r->heaptrim.interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
-	if (heaptrim_tick(&r->heaptrim, service_now_ms()))
-		log_debug("heap trimmed in %lld us", (long long)r->heaptrim.last_us);
+	struct heaptrim *t = &r->service->heaptrim;
+
+	t->interval_s = relayd_cfg(r)->heap_trim_interval; /* may be reloaded */
+	if (heaptrim_tick(t, deadline_now_ms()))
+		log_debug("heap trimmed in %lld us", (long long)t->last_us);
 }
 
 void service_tick(struct relayd *r)
 {
 	conn_foreach(r->conns, service_expire, r);
 	service_pump(r); /* in case a MAIL_PUMP could not be allocated */
-	iplimit_sweep(r->iplimit, service_now_ms());
-	nip86_expire(r, service_now_ms());
+	iplimit_sweep(r->iplimit, deadline_now_ms());
+	nip86_expire(r, deadline_now_ms());
 	service_report(r);
 	service_trim(r);
 }

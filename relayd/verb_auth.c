@@ -12,7 +12,7 @@
 #include "../common/event_sig.h"
 #include "../common/err.h"
 #include "auth.h"
-#include "ingress.h"
+#include "lanepost.h"
 #include "mailbox.h"
 #include "relayd.h"
 #include "reply.h"
@@ -23,7 +23,7 @@ static void verb_auth_answer(struct verb_ctx *v, const uint8_t id[32], const cha
 	size_t len = 0;
 	char *text = reply_ok(id, why == NULL, why ? why : "", &len);
 
-	ingress_send_text(v->r, v->conn_id, text, len);
+	lanepost_text(v->r, v->conn_id, text, len);
 }
 
 /* The connection's subscriptions opened before this AUTH take its pubkey
@@ -49,14 +49,14 @@ void verb_auth(struct verb_ctx *v)
 	char reason[160];
 
 	if (v->nargs != 1 || !cJSON_IsObject(obj)) {
-		ingress_notice(v->r, v->conn_id, "invalid: AUTH takes exactly one event object");
+		lanepost_notice(v->r, v->conn_id, "invalid: AUTH takes exactly one event object");
 		return;
 	}
 	if (event_parse(obj, NULL, &ev, reason, sizeof(reason))) {
 		if (memcmp(ev.id, (uint8_t[32]){ 0 }, 32) != 0)
 			verb_auth_answer(v, ev.id, reason);
 		else
-			ingress_notice(v->r, v->conn_id, reason);
+			lanepost_notice(v->r, v->conn_id, reason);
 		return;
 	}
 	why = sig_verify_event(v->verifier, &ev) ? "invalid: signature does not verify"

@@ -17,7 +17,7 @@
 #include "../proto/msg.h"
 #include "auth.h"
 #include "bundle.h"
-#include "ingress.h"
+#include "lanepost.h"
 #include "link.h"
 #include "mailbox.h"
 #include "relayd.h"
@@ -41,11 +41,11 @@ static void verb_event_refuse(struct verb_ctx *v, const cJSON *obj, const char *
 
 	atomic_fetch_add(&v->r->stats.events_rejected, 1);
 	if (!verb_event_has_id(obj, id)) {
-		ingress_notice(v->r, v->conn_id, why);
+		lanepost_notice(v->r, v->conn_id, why);
 		return;
 	}
 	text = reply_ok(id, false, why, &len);
-	ingress_send_text(v->r, v->conn_id, text, len);
+	lanepost_text(v->r, v->conn_id, text, len);
 }
 
 static void verb_event_limits(const struct relayd *r, struct event_limits *lim)

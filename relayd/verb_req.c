@@ -14,7 +14,7 @@
 #include "../common/utf8.h"
 #include "../proto/msg.h"
 #include "auth.h"
-#include "ingress.h"
+#include "lanepost.h"
 #include "link.h"
 #include "private.h"
 #include "mailbox.h"
@@ -22,14 +22,14 @@
 #include "verbs.h"
 
 /* Answers a refused REQ (req) or COUNT with CLOSED; a refused REQ also
- * ends the subscription its id named (ingress_req_refused()). */
+ * ends the subscription its id named (lanepost_req_refused()). */
 static void verb_refuse(struct verb_ctx *v, bool req, const char *sub, size_t sub_len,
 			const char *why)
 {
 	if (req)
-		ingress_req_refused(v->r, v->conn_id, sub, sub_len, why);
+		lanepost_req_refused(v->r, v->conn_id, sub, sub_len, why);
 	else
-		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+		lanepost_closed(v->r, v->conn_id, sub, sub_len, why);
 }
 
 /* Checks the sub id; on failure answers and returns NULL. */
@@ -40,7 +40,7 @@ static const char *verb_sub_id(struct verb_ctx *v, bool req, size_t *len)
 	char why[96];
 
 	if (!cJSON_IsString(sub)) {
-		ingress_notice(v->r, v->conn_id, "invalid: the subscription id must be a string");
+		lanepost_notice(v->r, v->conn_id, "invalid: the subscription id must be a string");
 		return NULL;
 	}
 	*len = strlen(sub->valuestring);
@@ -81,9 +81,7 @@ static struct filter *verb_filters(struct verb_ctx *v, bool req, const char *sub
 
 		if (rc) {
 			verb_refuse(v, req, sub, sub_len, why);
-			for (uint32_t j = 0; j < i; j++)
-				filter_free(&filters[j]);
-			free(filters);
+			filters_free(filters, i);
 			return NULL;
 		}
 	}
@@ -123,18 +121,14 @@ void verb_req(struct verb_ctx *v)
 		verb_refuse(v, true, sub, sub_len,
 			    "auth-required: these kinds are private; authenticate (NIP-42) as one of"
 			    " their parties");
-		for (uint32_t i = 0; i < n; i++)
-			filter_free(&filters[i]);
-		free(filters);
+		filters_free(filters, n);
 		return;
 	}
 	m = mail_new(MAIL_SUB_OPEN, v->conn_id);
 	if (!m || sub_len >= sizeof(m->sub_id)) {
 		verb_refuse(v, true, sub, sub_len, "error: out of memory");
 		mail_free(m);
-		for (uint32_t i = 0; i < n; i++)
-			filter_free(&filters[i]);
-		free(filters);
+		filters_free(filters, n);
 		return;
 	}
 	memcpy(m->sub_id, sub, sub_len);
@@ -164,7 +158,7 @@ void verb_count(struct verb_ctx *v)
 		return;
 	if (n == 0 || n > relayd_cfg(v->r)->max_filters) {
 		snprintf(why, sizeof(why), "invalid: a COUNT takes 1 to %u filters", relayd_cfg(v->r)->max_filters);
-		ingress_closed(v->r, v->conn_id, sub, sub_len, why);
+		lanepost_closed(v->r, v->conn_id, sub, sub_len, why);
 		return;
 	}
 	filters = verb_filters(v, false, sub, sub_len, n);
@@ -172,12 +166,10 @@ void verb_count(struct verb_ctx *v)
 		return;
 	for (uint32_t i = 0; i < n; i++) {
 		if (private_filter_reaches(relayd_cfg(v->r), &filters[i])) {
-			ingress_closed(v->r, v->conn_id, sub, sub_len,
+			lanepost_closed(v->r, v->conn_id, sub, sub_len,
 				       "restricted: counts that include private kinds are not served; "
 				       "list the kinds to count");
-			for (uint32_t j = 0; j < n; j++)
-				filter_free(&filters[j]);
-			free(filters);
+			filters_free(filters, n);
 			return;
 		}
 	}
@@ -194,7 +186,7 @@ void verb_count(struct verb_ctx *v)
 		    sub_len >= sizeof(pending->sub_id)) {
 			mail_free(pending);
 			mail_free(failed);
-			ingress_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
+			lanepost_closed(v->r, v->conn_id, sub, sub_len, "error: out of memory");
 		} else {
 			/* Noted before it is sent (mailbox.h): the service thread
 			 * closes it if stored goes away before answering. */
@@ -210,9 +202,7 @@ void verb_count(struct verb_ctx *v)
 		}
 	}
 	buf_free(&out);
-	for (uint32_t i = 0; i < n; i++)
-		filter_free(&filters[i]);
-	free(filters);
+	filters_free(filters, n);
 }
 
 void verb_close(struct verb_ctx *v)
@@ -222,7 +212,7 @@ void verb_close(struct verb_ctx *v)
 	size_t len;
 
 	if (v->nargs != 1 || !cJSON_IsString(sub)) {
-		ingress_notice(v->r, v->conn_id, "invalid: CLOSE takes one subscription id string");
+		lanepost_notice(v->r, v->conn_id, "invalid: CLOSE takes one subscription id string");
 		return;
 	}
 	len = strlen(sub->valuestring);

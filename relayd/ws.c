@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
 #include "auth.h"
@@ -13,8 +14,8 @@
 #include "ingress.h"
 #include "iplimit.h"
 #include "listen.h"
+#include "policy.h"
 #include "http.h"
-#include "nip86.h"
 #include "relayd.h"
 #include "reply.h"
 #include "send.h"
@@ -58,7 +59,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;
 	}
-	if (!iplimit_connect(r->iplimit, ip, service_now_ms(), &counted)) {
+	if (!iplimit_connect(r->iplimit, ip, deadline_now_ms(), &counted)) {
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;
 	}
@@ -103,7 +104,7 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 	char *data = buf_take(&c->rx);
 	int kind = ws_rate_kind(data, len);
 	bool limited = kind >= 0 && !iplimit_take(r->iplimit, c->ip, (enum iplimit_kind)kind,
-						  service_now_ms());
+						  deadline_now_ms());
 	bool pause;
 
 	atomic_fetch_add(&r->stats.messages_in, 1);
@@ -192,7 +193,7 @@ static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct lws_proce
 }
 
 /* Another thread called lws_cancel_service(): mail is waiting, or the
- * signal thread asks the loop to end. */
+ * signal thread asks the service thread to end the event loop. */
 static void ws_on_wake(struct relayd *r)
 {
 	service_drain(r);
@@ -218,8 +219,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_HTTP: return http_on_request(r, wsi, &pss->http);
 	case LWS_CALLBACK_HTTP_WRITEABLE: return http_on_writable(wsi, &pss->http);
 	case LWS_CALLBACK_CLOSED_HTTP: http_on_close(r, &pss->http); return 0;
-	case LWS_CALLBACK_HTTP_BODY: nip86_on_body(&pss->http, in, len); return 0;
-	case LWS_CALLBACK_HTTP_BODY_COMPLETION: return nip86_on_body_done(r, wsi, &pss->http);
+	case LWS_CALLBACK_HTTP_BODY: http_on_body(&pss->http, in, len); return 0;
+	case LWS_CALLBACK_HTTP_BODY_COMPLETION: return http_on_body_done(r, wsi, &pss->http);
 	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: ws_on_wake(r); return 0;
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);
@@ -239,7 +240,7 @@ static int ws_listen_callback(struct lws *wsi, enum lws_callback_reasons reason,
 
 static const struct lws_protocols ws_protocols[] = {
 	{ "nostr", ws_callback, sizeof(struct ws_session), 65536, 0, NULL, 0 },
-	{ "nostr-listen", ws_listen_callback, 0, 0, 0, NULL, 0 },
+	{ LISTEN_PROTOCOL, ws_listen_callback, 0, 0, 0, NULL, 0 },
 	{ NULL, NULL, 0, 0, 0, NULL, 0 }
 };
 
@@ -267,19 +268,4 @@ struct lws_context *ws_create(struct relayd *r)
 			  " package libwebsockets-evlib-ev)",
 			  relayd_cfg(r)->bind, relayd_cfg(r)->port);
 	return ctx;
-}
-
-/* Called when stored first answers: only then does the kernel hand this
- * worker connections, so no client meets a worker that cannot store. */
-int ws_accept(struct relayd *r)
-{
-	if (r->accepting)
-		return 0;
-	if (listen_adopt(lws_get_vhost_by_name(r->lws, "default"), r->listen_fd, "nostr-listen")) {
-		log_warn("cannot listen on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
-		return -1;
-	}
-	r->accepting = true;
-	log_info("accepting connections on %s:%u", relayd_cfg(r)->bind, relayd_cfg(r)->port);
-	return 0;
 }

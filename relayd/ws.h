@@ -1,7 +1,7 @@
 /*
  * ws.h - the libwebsockets side of a worker: context creation and the one
  * protocol callback, which only routes each reason to a small ws_on_*
- * handler (or to nip11.c for plain HTTP).
+ * handler (or to http.c for plain HTTP).
  */
 #ifndef RELAYD_WS_H
 #define RELAYD_WS_H
@@ -12,8 +12,5 @@ struct lws_context;
 /* Binds cfg.bind:cfg.port with SO_REUSEPORT and creates the lws context
  * with r as its user data.  NULL on failure (logged). */
 struct lws_context *ws_create(struct relayd *r);
-/* Starts accepting connections (once; later calls do nothing).  Returns 0
- * or -1 (logged). */
-int ws_accept(struct relayd *r);
 
 #endif

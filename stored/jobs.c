@@ -8,15 +8,6 @@
 #include "../common/deadline.h"
 #include "../common/err.h"
 
-void filters_free(struct filter *filters, uint32_t n)
-{
-	if (!filters)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		filter_free(&filters[i]);
-	free(filters);
-}
-
 /* A job's piece of an admin job is finished when the job goes. */
 static void admin_job_finish(struct admin_job *a)
 {

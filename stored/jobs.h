@@ -195,7 +195,5 @@ int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, co
 void write_job_free(struct write_job *job);
 void bcast_job_free(struct bcast_job *job);
 void query_job_free(struct query_job *job);
-/* Frees an array of n filters and the array.  NULL-safe. */
-void filters_free(struct filter *filters, uint32_t n);
 
 #endif

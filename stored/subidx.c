@@ -351,13 +351,6 @@ static int fent_file(struct subidx *idx, struct fent *fe, const struct plan *p)
 
 /* ---- subscriptions ---- */
 
-static void filters_free(struct filter *filters, uint32_t nfilters)
-{
-	for (uint32_t i = 0; i < nfilters; i++)
-		filter_free(&filters[i]);
-	free(filters);
-}
-
 /* Unfiles s, frees its filters and its memory.  s must not be linked. */
 static void sub_destroy(struct sub *s)
 {
