@@ -53,6 +53,9 @@ static const struct config_key config_keys[] = {
 	    "The directory of the database (relay.db) and of the full-text index (search.db)."),
 	STR(run_dir, "paths", "./var/run", CONFIG_BOTH,
 	    "The directory of the nng IPC sockets between stored and the workers."),
+	STR(socket_group, "paths", "", CONFIG_BOTH,
+	    "The group whose members may open those sockets (then mode 0660) and reach run_dir,"
+	    " for workers run as another user; empty means only the relay's user (0600)."),
 	STR(relay_name, "relay", "crelay", CONFIG_LIVE, "The NIP-11 name."),
 	STR(relay_description, "relay", "A Nostr relay written in C", CONFIG_LIVE,
 	    "The NIP-11 description."),

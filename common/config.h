@@ -32,6 +32,7 @@ struct config {
 	/* [paths] */
 	char data_dir[CONFIG_PATH_MAX];
 	char run_dir[CONFIG_PATH_MAX];
+	char socket_group[64]; /* empty: the sockets are 0600 (rundir.h) */
 	/* [relay] NIP-11 document */
 	char relay_name[CONFIG_TEXT_MAX];
 	char relay_description[CONFIG_TEXT_MAX];

@@ -17,6 +17,7 @@
 #include "../common/err.h"
 #include "../common/listencheck.h"
 #include "../common/log.h"
+#include "../common/rundir.h"
 #include "../proto/msg.h"
 #include "backlog.h"
 #include "mailbox.h"
@@ -354,11 +355,8 @@ static void link_remove_stale(const struct relayd *r)
 
 static int link_listen_reply_url(struct relayd *r)
 {
-	if (nng_listen(r->link->reply, r->link->reply_url, &r->link->reply_listener, 0)) {
-		log_warnx("cannot listen on %s", r->link->reply_url);
-		return ERR_NNG;
-	}
-	return 0;
+	return rundir_listen(r->link->reply, r->link->reply_url, RUNDIR_WORKERS, relayd_cfg(r),
+			     &r->link->reply_listener);
 }
 
 /* The PULL socket stored's replies arrive on, listening before the first
@@ -386,7 +384,6 @@ static int link_relisten_replies(void *arg)
 	struct relayd *r = arg;
 
 	nng_listener_close(r->link->reply_listener);
-	unlink(r->link->reply_url + strlen("ipc://"));
 	return link_listen_reply_url(r);
 }
 

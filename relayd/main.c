@@ -23,6 +23,7 @@
 #include "../common/event_sig.h"
 #include "../common/log.h"
 #include "../common/notify.h"
+#include "../common/rundir.h"
 #include "conn.h"
 #include "evloop.h"
 #include "ingress.h"
@@ -143,6 +144,8 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 		fatalx("out of memory");
 	if (config_load(config, cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
+	if (rundir_prepare(cfg, false, err, sizeof(err)))
+		fatalx("%s", err);
 	r->service = service_new(r);
 	r->send = send_batch_new();
 	r->replay = replay_new();

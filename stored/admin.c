@@ -14,6 +14,7 @@
 #include "../common/event_sig.h"
 #include "../common/jsonstr.h"
 #include "../common/log.h"
+#include "../common/rundir.h"
 #include "../proto/admin.h"
 #include "admin_cmds.h"
 #include "db.h"
@@ -163,15 +164,7 @@ static size_t admin_max_request(const struct stored *s)
 /* Listens on s->admin_at (only the owner may steer the relay). */
 static int admin_listen_at(struct stored *s)
 {
-	unlink(s->admin_at.url + strlen("ipc://"));
-	if (nng_listener_create(&s->admin_at.listener, s->admin, s->admin_at.url))
-		return ERR_NNG;
-	nng_listener_set_int(s->admin_at.listener, NNG_OPT_IPC_PERMISSIONS, 0600);
-	if (nng_listener_start(s->admin_at.listener, 0)) {
-		log_warnx("listen %s failed", s->admin_at.url);
-		return ERR_NNG;
-	}
-	return 0;
+	return rundir_listen(s->admin, s->admin_at.url, RUNDIR_OWNER, &s->cfg, &s->admin_at.listener);
 }
 
 static int admin_listen(struct stored *s)

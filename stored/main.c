@@ -25,6 +25,7 @@
 #include "../common/err.h"
 #include "../common/log.h"
 #include "../common/notify.h"
+#include "../common/rundir.h"
 #include "admin.h"
 #include "backup.h"
 #include "bcast.h"
@@ -47,22 +48,6 @@ struct stored_threads {
 	pthread_t writer, bcast, rpc, admin;
 	pthread_t query[STORED_MAX_QUERY_THREADS];
 };
-
-static int mkdir_p(const char *path)
-{
-	char tmp[CONFIG_PATH_MAX];
-
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0755) && errno != EEXIST)
-			return ERR_IO;
-		*p = '/';
-	}
-	return mkdir(tmp, 0755) && errno != EEXIST ? ERR_IO : 0;
-}
 
 static void stored_usage(void)
 {
@@ -103,8 +88,10 @@ static void stored_init(struct stored *s, const char *config_path)
 		       " share it", s->cfg.port);
 	if (lock < 0)
 		fatalx("cannot take the lock for port %u: %s", s->cfg.port, strerror(errno));
-	if (mkdir_p(s->cfg.data_dir) || mkdir_p(s->cfg.run_dir))
-		fatalx("cannot create %s or %s: %s", s->cfg.data_dir, s->cfg.run_dir, strerror(errno));
+	if (rundir_mkdirs(s->cfg.data_dir, 0755, NULL))
+		fatalx("cannot create %s: %s", s->cfg.data_dir, strerror(errno));
+	if (rundir_prepare(&s->cfg, true, err, sizeof(err)))
+		fatalx("%s", err);
 	snprintf(s->db_path, sizeof(s->db_path), "%s/relay.db", s->cfg.data_dir);
 	search_index_path(s->search_path, sizeof(s->search_path), s->db_path);
 	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))

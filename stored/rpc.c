@@ -12,6 +12,7 @@
 #include "../common/err.h"
 #include "../common/listencheck.h"
 #include "../common/log.h"
+#include "../common/rundir.h"
 #include "../proto/msg.h"
 #include "gate.h"
 #include "jobs.h"
@@ -460,15 +461,9 @@ static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		rpc_push_bcast(s, job);
 }
 
-static int rpc_listen(nng_socket sock, struct stored_listen *at)
+static int rpc_listen(struct stored *s, nng_socket sock, struct stored_listen *at)
 {
-	int rv;
-
-	unlink(at->url + strlen("ipc://"));
-	rv = nng_listen(sock, at->url, &at->listener, 0);
-	if (rv)
-		log_warnx("listen %s: %s", at->url, nng_strerror(rv));
-	return rv ? ERR_NNG : 0;
+	return rundir_listen(sock, at->url, RUNDIR_WORKERS, &s->cfg, &at->listener);
 }
 
 int rpc_relisten_requests(void *arg)
@@ -476,7 +471,7 @@ int rpc_relisten_requests(void *arg)
 	struct stored *s = arg;
 
 	nng_listener_close(s->rpc_at.listener);
-	return rpc_listen(s->rpc, &s->rpc_at);
+	return rpc_listen(s, s->rpc, &s->rpc_at);
 }
 
 int rpc_relisten_deliveries(void *arg)
@@ -484,7 +479,7 @@ int rpc_relisten_deliveries(void *arg)
 	struct stored *s = arg;
 
 	nng_listener_close(s->pub_at.listener);
-	return rpc_listen(s->pub, &s->pub_at);
+	return rpc_listen(s, s->pub, &s->pub_at);
 }
 
 int rpc_open(struct stored *s)
@@ -499,7 +494,7 @@ int rpc_open(struct stored *s)
 	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
 	if (config_socket_url(&s->cfg, "stored-rpc.ipc", s->rpc_at.url, sizeof(s->rpc_at.url)) ||
 	    config_socket_url(&s->cfg, "stored-pub.ipc", s->pub_at.url, sizeof(s->pub_at.url)) ||
-	    rpc_listen(s->rpc, &s->rpc_at) || rpc_listen(s->pub, &s->pub_at))
+	    rpc_listen(s, s->rpc, &s->rpc_at) || rpc_listen(s, s->pub, &s->pub_at))
 		return ERR_NNG;
 	return 0;
 }
