@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,7 +12,9 @@
 #include "err.h"
 #include "log.h"
 
+/* getgrnam_r()'s first buffer; a group with many members needs more. */
 #define RUNDIR_GROUP_BUF 4096
+#define RUNDIR_GROUP_BUF_MAX (1 << 20)
 
 /* The group that may reach the sockets, if socket_group names one. */
 struct rundir_group {
@@ -19,25 +22,54 @@ struct rundir_group {
 	gid_t gid;
 };
 
+/* Looks name up into *gid.  Returns 0, ERR_NOTFOUND, ERR_NOMEM, or ERR_IO
+ * with errno set. */
+static int rundir_group_id(const char *name, gid_t *gid)
+{
+	struct group entry, *found = NULL;
+	size_t len = RUNDIR_GROUP_BUF;
+	char *buf = NULL;
+	int rv;
+
+	do {
+		char *bigger = realloc(buf, len);
+
+		if (!bigger) {
+			free(buf);
+			return ERR_NOMEM;
+		}
+		buf = bigger;
+		rv = getgrnam_r(name, &entry, buf, len, &found);
+		len *= 2;
+	} while (rv == ERANGE && len <= RUNDIR_GROUP_BUF_MAX);
+	if (found)
+		*gid = found->gr_gid;
+	free(buf);
+	errno = rv;
+	if (found)
+		return 0;
+	return rv == 0 || rv == ENOENT || rv == ESRCH ? ERR_NOTFOUND : ERR_IO;
+}
+
 /* Resolves cfg's socket_group into *g.  Returns 0, or ERR_CONFIG with the
  * reason in err when it names no group. */
 static int rundir_group(const struct config *cfg, struct rundir_group *g, char *err,
 			size_t err_len)
 {
-	char buf[RUNDIR_GROUP_BUF];
-	struct group entry, *found = NULL;
+	int rv;
 
 	g->set = cfg->socket_group[0] != '\0';
 	g->gid = (gid_t)-1;
 	if (!g->set)
 		return 0;
-	if (getgrnam_r(cfg->socket_group, &entry, buf, sizeof(buf), &found) || !found) {
+	rv = rundir_group_id(cfg->socket_group, &g->gid);
+	if (rv == ERR_NOTFOUND)
 		snprintf(err, err_len, "socket_group '%s' is not a group on this machine",
 			 cfg->socket_group);
-		return ERR_CONFIG;
-	}
-	g->gid = found->gr_gid;
-	return 0;
+	else if (rv)
+		snprintf(err, err_len, "socket_group '%s': cannot look it up: %s", cfg->socket_group,
+			 rv == ERR_IO ? strerror(errno) : "out of memory");
+	return rv ? ERR_CONFIG : 0;
 }
 
 int rundir_mkdirs(const char *dir, mode_t mode, bool *created)
@@ -48,7 +80,7 @@ int rundir_mkdirs(const char *dir, mode_t mode, bool *created)
 		*created = false;
 	snprintf(tmp, sizeof(tmp), "%s", dir);
 	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
+		if (*p != '/' || p[1] == '\0') /* a trailing '/' ends dir itself */
 			continue;
 		*p = '\0';
 		if (mkdir(tmp, 0755) && errno != EEXIST)

@@ -19,9 +19,14 @@ run_dir=$(value run_dir ./var/run)
 "$build/stored" -c "$config" &
 pids=$!
 # Workers dial stored in the background, but waiting for its socket keeps
-# the first client from meeting "storage unavailable".
+# the first client from meeting "storage unavailable".  A stored that
+# refused to start (a run_dir open to others, say) ends the run.
 tries=0
 while [ ! -S "$run_dir/stored-rpc.ipc" ] && [ $tries -lt 100 ]; do
+	if ! kill -0 "$pids" 2>/dev/null; then
+		wait "$pids"
+		exit $?
+	fi
 	sleep 0.05
 	tries=$((tries + 1))
 done

@@ -144,8 +144,6 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 		fatalx("out of memory");
 	if (config_load(config, cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
-	if (rundir_prepare(cfg, false, err, sizeof(err)))
-		fatalx("%s", err);
 	r->service = service_new(r);
 	r->send = send_batch_new();
 	r->replay = replay_new();
@@ -156,6 +154,8 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	r->config_path = config;
 	r->instance = instance;
 	log_init("relayd", instance, (enum log_level)log_level_parse(relayd_cfg(r)->log_level));
+	if (rundir_prepare(cfg, false, err, sizeof(err)))
+		fatalx("%s", err);
 	reload_derive(r);
 	lws_set_log_level(LLL_ERR, NULL);
 	/* The fallback's bits are spread (Fibonacci hashing): the top ones

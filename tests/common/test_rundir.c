@@ -79,6 +79,18 @@ START_TEST(test_created_0700_under_umask_000)
 }
 END_TEST
 
+START_TEST(test_trailing_slash_is_run_dir_itself)
+{
+	char err[256] = "";
+	mode_t old = umask(0);
+
+	strcat(cfg.run_dir, "/");
+	ck_assert_int_eq(rundir_prepare(&cfg, true, err, sizeof(err)), 0);
+	umask(old);
+	ck_assert_uint_eq(mode_of(cfg.run_dir), 0700);
+}
+END_TEST
+
 START_TEST(test_created_0770_with_the_group)
 {
 	char err[256] = "";
@@ -188,6 +200,7 @@ static Suite *rundir_suite(void)
 	tcase_add_checked_fixture(tc, rundir_setup, rundir_teardown);
 	tcase_add_test(tc, test_mkdirs_makes_parents_and_says_so);
 	tcase_add_test(tc, test_created_0700_under_umask_000);
+	tcase_add_test(tc, test_trailing_slash_is_run_dir_itself);
 	tcase_add_test(tc, test_created_0770_with_the_group);
 	tcase_add_test(tc, test_open_run_dir_is_refused);
 	tcase_add_test(tc, test_group_bits_need_socket_group);

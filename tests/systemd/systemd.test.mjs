@@ -246,9 +246,11 @@ describe('relay.target under systemd', () => {
       if (nofile[0] < 65536)
         console.log(`# ${name}: LimitNOFILE=65536 clamped to ${nofile[0]} (the container's own limit)`);
     }
-    for (const sock of ['stored-rpc.ipc', 'stored-pub.ipc', 'stored-admin.ipc'])
+    for (const sock of ['stored-rpc.ipc', 'stored-pub.ipc', 'stored-admin.ipc']) {
       await ct('test', '-S', `/run/crelay/${sock}`);
-    assert.equal((await ct('stat', '-c', '%U %a', '/run/crelay/stored-admin.ipc')).trim(), 'crelay 600');
+      assert.equal((await ct('stat', '-c', '%U %a', `/run/crelay/${sock}`)).trim(), 'crelay 600', sock);
+    }
+    assert.equal((await ct('stat', '-c', '%U %a', '/run/crelay')).trim(), 'crelay 700');
     assert.equal((await ct('stat', '-c', '%U', '/var/lib/crelay/relay.db')).trim(), 'crelay');
     /* root reaches the admin socket with the installed config */
     await ct('relayctl', '-c', '/etc/crelay/relay.conf', 'workers');
