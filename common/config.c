@@ -169,13 +169,13 @@ static const struct config_key config_keys[] = {
 	    " keeps every event."),
 	U32(verify_threads, "workers", "1", 0, 64, CONFIG_WORKER,
 	    "The threads in each worker that parse messages and check signatures; 0 does it on the"
-	    " event loop, for the design comparison only."),
+	    " service thread, for the design comparison only."),
 	U32(express_lane, "workers", "1", 0, 1, CONFIG_WORKER,
 	    "1 gives each of those threads a second one for cheap messages (REQ, CLOSE, COUNT); 0"
 	    " is for the design comparison only."),
 	U32(inline_request_bytes, "workers", "1024", 0, 65536, CONFIG_LIVE,
-	    "The largest REQ, CLOSE or COUNT the event loop parses itself when its connection has"
-	    " nothing waiting in its lane; 0 sends every message to a lane."),
+	    "The largest REQ, CLOSE or COUNT the service thread parses itself when its connection"
+	    " has nothing waiting in its lane; 0 sends every message to a lane."),
 	U32(request_slice_us, "workers", "0", 0, 100000, CONFIG_BOTH,
 	    "The scheduler time slice in microseconds that the threads answering requests ask for"
 	    " (Linux 6.12 and later); 0 keeps the kernel's default."),

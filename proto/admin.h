@@ -88,6 +88,9 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 #define ADMIN_F_LISTENER_RESTARTS "listener_restarts"
 #define ADMIN_F_STORE_TIMEOUTS "store_timeouts"
 
+/* ---- config: {config: {key: value}} ---- */
+#define ADMIN_F_CONFIG "config"
+
 /* ---- subs: request {max}; answer {total, listed, truncated,
  * subscriptions [{worker, conn_id, sub_id, filters}]} ---- */
 #define ADMIN_F_MAX "max"

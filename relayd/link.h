@@ -7,7 +7,8 @@
  * timeout.  reply (PULL, listens on relayd-<instance>-<boot id>.ipc) is
  * where stored answers, once our HELLO has told it the boot id.
  * sub (SUB, dials stored-pub.ipc) receives this worker's DELIVER messages
- * only (topic: version, type, worker).  Both dial in the background and
+ * and the METRICS and POLICY sent to all workers (topics: msg_topic()).
+ * Both dial in the background and
  * redial forever, so stored may start after the workers or restart.
  * Receive threads post what arrives to the mailbox; pipe events post
  * MAIL_LINK_UP / MAIL_LINK_DOWN.
@@ -21,9 +22,9 @@
 
 struct relayd;
 
-/* Opens the three sockets (listening on reply, dialling the others) and
- * starts the receive threads.  Returns 0 or
- * ERR_NNG. */
+/* Allocates r->link, opens the three sockets (listening on reply,
+ * dialling the others) and starts the receive threads and the listener
+ * check.  Returns 0, ERR_NNG or ERR_NOMEM; on an error the caller exits. */
 int link_open(struct relayd *r);
 /* Every LINK_WATCH_MS (service thread): gives the link fresh dialers when
  * it has been down for a while (see link.c). */
@@ -53,8 +54,8 @@ uint32_t link_request_id(struct relayd *r);
 int link_send(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 /* The same for a message the worker owes stored on its own (a SUB_OPEN
  * re-registering a subscription, SUB_CLOSE, CONN_CLOSED, SUB_REPLAY): it
- * waits in the backlog however many do, so it fails only while
- * the link is down. */
+ * waits in the backlog however many do.  So it fails only with ERR_CLOSED
+ * (no stored, or no HELLO on this link yet), ERR_NNG or ERR_NOMEM. */
 int link_send_control(struct relayd *r, uint32_t request_id, const void *data, size_t len);
 /* Service thread: hands nng what waits in the backlog; returns whether
  * something still waits (then call it again soon). */

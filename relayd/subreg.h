@@ -27,8 +27,8 @@ int subreg_open(struct relayd *r, struct conn *c, struct sub *s, uint64_t resume
  * history or resume is asked for and as each part of it arrives. */
 void subreg_answer_due(struct relayd *r, struct sub *s);
 /* Sends SUB_CLOSE for s of c, so stored stops delivering to it.  It goes
- * on the control path (link_send_control), which fails only while the link
- * is down; the message is then dropped. */
+ * on the control path (link_send_control); when that fails, mostly while
+ * the link is down, the message is dropped. */
 void subreg_close(struct relayd *r, struct conn *c, struct sub *s);
 
 #endif

@@ -23,7 +23,7 @@
  *   subs        {"max": n}: live subscriptions sorted by worker, conn_id,
  *               sub_id, each with its filters: {total, listed, truncated,
  *               subscriptions: [{worker, conn_id, sub_id, serial, filters}]}
- *               (at most 10000, or max)
+ *               (at most max, and never more than 10000)
  *   config      {config: {key: value}}, the configuration stored runs with
  *   checkpoint  PRAGMA wal_checkpoint(TRUNCATE) by the writer:
  *               {busy, wal_bytes_before, db_bytes, wal_bytes}

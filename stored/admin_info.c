@@ -258,7 +258,7 @@ cJSON *admin__config(struct admin *a, const cJSON *req)
 	cJSON *o = cJSON_CreateObject(), *cfg = cJSON_CreateObject();
 
 	config_foreach(&a->s->cfg, admin_config_entry, cfg);
-	cJSON_AddItemToObject(o, "config", cfg);
+	cJSON_AddItemToObject(o, ADMIN_F_CONFIG, cfg);
 	return o;
 }
 

@@ -1,6 +1,7 @@
 /*
  * admin_reload.c - the admin command "reload": the same as `systemctl
- * reload relay.target`.  stored sends SIGHUP to itself and to every worker
+ * reload` of stored and of every running relayd@N (relay.target itself
+ * cannot be reloaded).  stored sends SIGHUP to itself and to every worker
  * connected to it (their pids come from HELLO); each then re-reads the
  * config file as described in the README.  The reply lists who was asked.
  */

@@ -52,9 +52,9 @@ void db_use_wal_buffer(bool on);
  * Sets the page cache of every connection opened after this call to mb MiB
  * (default 32).  Call before any thread opens the database.  Each of
  * stored's connections (the writer, each query thread, the indexer, the
- * checkpointer, metrics, admin) fills its cache once the database outgrows
- * it, so these caches are most of stored's memory (bench/RESULTS.md,
- * "Soak").
+ * checkpointer, metrics, admin, and rpc's for ephemeral events, gate.h)
+ * fills its cache once the database outgrows it, so these caches are most
+ * of stored's memory (bench/RESULTS.md, "Soak").
  */
 void db_use_cache_mb(uint32_t mb);
 

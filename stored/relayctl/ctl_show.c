@@ -84,7 +84,7 @@ void ctl_show_config(const cJSON *reply)
 {
 	const cJSON *item;
 
-	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(reply, "config")) {
+	cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_CONFIG)) {
 		if (cJSON_IsString(item))
 			printf("%s = %s\n", item->string, item->valuestring);
 		else

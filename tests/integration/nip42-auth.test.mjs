@@ -52,6 +52,18 @@ describe('NIP-42 AUTH and NIP-70 protected events', () => {
     }
   });
 
+  /* README.md, Limits: 8 pubkeys per connection, fixed in relayd/auth.h. */
+  it('refuses a ninth pubkey on one connection with restricted:', async () => {
+    const c = await relay.connect();
+    for (let i = 0; i < 8; i++) {
+      const ok = await authenticate(relay, c, keypair());
+      assert.equal(ok.ok, true, ok.message);
+    }
+    const ninth = await authenticate(relay, c, keypair());
+    assert.equal(ninth.ok, false);
+    assert.equal(ninth.message, 'restricted: this connection has authenticated too many pubkeys');
+  });
+
   it('refuses AUTH with a wrong challenge, relay, kind, time or signature', async () => {
     const c = await relay.connect();
     const kp = keypair();
