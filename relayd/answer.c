@@ -315,6 +315,8 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
+	if (c->closing)
+		return; /* nothing goes out after a Close, held or not */
 	if (s->restricted && !private_visible(relayd_cfg(r), body->data, body->len,
 					      (const uint8_t(*)[32])s->viewers, s->nviewers))
 		return;
