@@ -52,8 +52,8 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 void send_close(struct conn *c, enum lws_close_status status, const char *reason);
 /* Writes c's queued frames with one lws_write (WRITEABLE, send_flush()).
  * Returns 0, or -1 when lws should close the connection.  Writes nothing
- * once c is closing: -1 if send_close() closed it, and 0 (lws goes on
- * with its own Close) if lws began the close. */
+ * once c is closing: 0 when it first finds that lws began a Close (lws
+ * goes on with it), -1 from then on and after send_close(). */
 int send_writable(struct relayd *r, struct conn *c);
 /* Ends send_hold() and writes to every connection send_frame() listed
  * meanwhile. */
