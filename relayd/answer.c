@@ -157,6 +157,10 @@ static void answer_go_live(struct relayd *r, struct conn *c, struct sub *s, uint
 	 * not delivered from the second it expires. */
 	outq_drop_expired(&s->held, (int64_t)time(NULL));
 	replay_went_live(r, c, s, covered_after, max_seq);
+	if (c->closing) {
+		outq_clear(&s->held); /* nothing goes out after a Close */
+		return;
+	}
 	outq_splice(&c->out, &s->held);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
@@ -311,6 +315,8 @@ static void answer_deliver_one(struct relayd *r, const struct msg_target *t, str
 		atomic_fetch_add(&r->stats.stale_replies, 1);
 		return;
 	}
+	if (c->closing)
+		return; /* nothing goes out after a Close, held or not */
 	if (s->restricted && !private_visible(relayd_cfg(r), body->data, body->len,
 					      (const uint8_t(*)[32])s->viewers, s->nviewers))
 		return;

@@ -118,6 +118,15 @@ void conn_close(struct conn_table *t, struct conn *c)
 	conn_free(c);
 }
 
+bool conn_set_closing(struct conn *c)
+{
+	if (c->closing)
+		return false;
+	c->closing = true;
+	outq_clear(&c->out);
+	return true;
+}
+
 struct conn *conn_find(struct conn_table *t, uint64_t id)
 {
 	uint32_t slot = conn_id_slot(id);

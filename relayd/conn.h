@@ -70,7 +70,7 @@ struct conn {
 	bool registered;     /* stored was told of a subscription of it: tell it
 				the connection closed (CONN_CLOSED) */
 	struct outq out;
-	bool closing;
+	bool closing;        /* nothing more is queued or written (conn_set_closing) */
 	bool flush_listed;   /* in relayd's flush list (send.h) */
 	struct sub **subs;
 	uint32_t nsubs, subs_cap;
@@ -94,6 +94,12 @@ void conn_table_free(struct conn_table *t);
 struct conn *conn_open(struct conn_table *t, struct lws *wsi);
 /* Frees c and everything it owns; its id stops resolving. */
 void conn_close(struct conn_table *t, struct conn *c);
+/* c's websocket is closing: from now on nothing is queued for it or
+ * written to it (send.h checks c->closing), and what it had queued is
+ * freed.  Returns true for the call that began it, false after.  The
+ * close itself is send_close()'s: RFC 6455 (5.5.1) allows no data frame
+ * after a Close frame. */
+bool conn_set_closing(struct conn *c);
 /* The live connection named id, or NULL. */
 struct conn *conn_find(struct conn_table *t, uint64_t id);
 /* The connection in slot now, whatever its generation, or NULL: for what

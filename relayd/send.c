@@ -41,13 +41,36 @@ void send_hold(struct relayd *r)
 	r->send->holding = true;
 }
 
-/* Drops what c has queued and has lws close it once the service thread
- * is back in the event loop. */
-static void send_abort(struct conn *c)
+/* How long a Close frame may wait for the socket to take it. */
+#define SEND_CLOSE_SECS 5
+
+void send_close(struct conn *c, enum lws_close_status status, const char *reason)
 {
-	c->closing = true;
-	outq_clear(&c->out);
-	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	size_t len = strlen(reason);
+
+	if (!conn_set_closing(c))
+		return;
+	if (status == LWS_CLOSE_STATUS_NOSTATUS) {
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
+	/* A WRITEABLE callback returning -1 (send_writable) has lws send the
+	 * Close frame prepared here; the timeout covers a client that never
+	 * reads it. */
+	lws_close_reason(c->wsi, status, (unsigned char *)reason, len < 123 ? len : 123);
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND, SEND_CLOSE_SECS);
+	lws_callback_on_writable(c->wsi);
+}
+
+/* Whether lws began closing c for a protocol error (its Close frame is
+ * prepared or sent, RFC 6455 7.1.7).  Then c is marked closing, so that
+ * nothing queued meanwhile goes out after that Close. */
+static bool send_lws_closing(struct conn *c)
+{
+	if (lws_get_close_length(c->wsi) == 0)
+		return false;
+	conn_set_closing(c);
+	return true;
 }
 
 /* Lists c for send_flush(); ERR_NOMEM leaves it to a WRITEABLE callback. */
@@ -79,7 +102,7 @@ int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 		return ERR_NOMEM;
 	if (c->out.bytes > relayd_cfg(r)->max_outbound_bytes) {
 		log_info("closing %s: %zu bytes queued and not read", c->ip, c->out.bytes);
-		send_abort(c);
+		send_close(c, LWS_CLOSE_STATUS_NOSTATUS, "");
 		return ERR_FULL;
 	}
 	if (r->send->holding && (c->flush_listed || send_list(r->send, c) == 0))
@@ -106,7 +129,7 @@ void send_flush(struct relayd *r)
 		if (lws_partial_buffered(c->wsi)) {
 			lws_callback_on_writable(c->wsi);
 		} else if (send_writable(r, c) < 0) {
-			send_abort(c);
+			send_close(c, LWS_CLOSE_STATUS_NOSTATUS, "");
 		}
 	}
 	b->n = 0;
@@ -144,6 +167,8 @@ int send_writable(struct relayd *r, struct conn *c)
 
 	if (c->closing)
 		return -1;
+	if (send_lws_closing(c))
+		return 0;
 	for (struct out_item *it = c->out.first; it; it = it->next) {
 		size_t size = out_item_size(it) + WSFRAME_HEADER_MAX;
 

@@ -10,10 +10,14 @@
  * and disarms the socket's POLLOUT (bench/RESULTS.md item 25).
  * A client whose queue passes max_outbound_bytes is closed without a
  * NOTICE: it is not reading, so a NOTICE would only queue behind the rest.
+ * Once a connection is closing, by send_close() or by libwebsockets for a
+ * protocol error, nothing more is queued or written: RFC 6455 (5.5.1)
+ * allows no data frame after a Close frame.
  */
 #ifndef RELAYD_SEND_H
 #define RELAYD_SEND_H
 
+#include <libwebsockets.h>
 #include <stddef.h>
 
 struct relayd;
@@ -36,8 +40,20 @@ void send_hold(struct relayd *r);
  * now closed) or ERR_NOMEM. */
 int send_frame(struct relayd *r, struct conn *c, char *head, size_t head_len,
 	       struct shared *body, char tail);
+/* Closes c's websocket, the one way relayd does (service thread).  Marks
+ * c closing (conn_set_closing(): its queue is dropped, nothing more is
+ * queued or written), then with a status other than
+ * LWS_CLOSE_STATUS_NOSTATUS has lws send a Close frame carrying status
+ * and reason (at most 123 bytes) from c's next WRITEABLE callback, and
+ * without one has lws drop the connection once the service thread is
+ * back in its event loop.  A caller inside c's lws callback returns 0:
+ * returning -1 there would end the connection without the Close frame.
+ * Calls after the first change nothing. */
+void send_close(struct conn *c, enum lws_close_status status, const char *reason);
 /* Writes c's queued frames with one lws_write (WRITEABLE, send_flush()).
- * Returns 0, or -1 when lws should close the connection. */
+ * Returns 0, or -1 when lws should close the connection.  Writes nothing
+ * once c is closing: 0 when it first finds that lws began a Close (lws
+ * goes on with it), -1 from then on and after send_close(). */
 int send_writable(struct relayd *r, struct conn *c);
 /* Ends send_hold() and writes to every connection send_frame() listed
  * meanwhile. */

@@ -113,7 +113,8 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 		if (iplimit_strikes(r->iplimit, c->ip) > relayd_cfg(r)->rate_limit_strikes) {
 			log_info("closing %s: kept sending over its rate limit", c->ip);
 			free(data);
-			return -1;
+			send_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "rate-limited: too many messages");
+			return 0;
 		}
 	}
 	/* A refused message has been answered by the ingress already. */
@@ -135,6 +136,8 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 
 	if (!c)
 		return -1;
+	if (c->closing)
+		return 0; /* what it sends now goes unanswered */
 	if (!c->rx_discard && c->rx.len + len > relayd_cfg(r)->max_message_bytes) {
 		c->rx_discard = true;
 		buf_free(&c->rx);
@@ -164,6 +167,16 @@ static int ws_on_writable(struct relayd *r, struct ws_session *pss)
 	struct conn *c = conn_find(r->conns, pss->conn_id);
 
 	return c ? send_writable(r, c) : -1;
+}
+
+/* The client sent a Close: lws answers it with one, and nothing may
+ * follow that. */
+static void ws_on_peer_close(struct relayd *r, struct ws_session *pss)
+{
+	struct conn *c = conn_find(r->conns, pss->conn_id);
+
+	if (c)
+		conn_set_closing(c);
 }
 
 static void ws_on_close(struct relayd *r, struct ws_session *pss)
@@ -215,6 +228,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_ESTABLISHED: return ws_on_open(r, wsi, pss);
 	case LWS_CALLBACK_RECEIVE: return ws_on_receive(r, wsi, pss, in, len);
 	case LWS_CALLBACK_SERVER_WRITEABLE: return ws_on_writable(r, pss);
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: ws_on_peer_close(r, pss); return 0;
 	case LWS_CALLBACK_CLOSED: ws_on_close(r, pss); return 0;
 	case LWS_CALLBACK_HTTP: return http_on_request(r, wsi, &pss->http);
 	case LWS_CALLBACK_HTTP_WRITEABLE: return http_on_writable(wsi, &pss->http);

@@ -4,8 +4,10 @@
  * (another base, another id; never 0), conn_find on live, closed and random ids
  * (a random open/close sequence against a plain array of live ids),
  * subscriptions (add, find by id and by serial, remove), pending events
- * (order kept), the scratch buffer, and that closing or freeing releases
- * everything a connection owns (the sanitizer build checks for leaks).
+ * (order kept), the scratch buffer, that marking a connection closing
+ * drops its queue once (conn_set_closing), and that closing or freeing
+ * releases everything a connection owns (the sanitizer build checks for
+ * leaks).
  *
  * The wsi is always NULL: conn.c stores it and never dereferences it.
  */
@@ -422,6 +424,35 @@ START_TEST(test_scratch)
 }
 END_TEST
 
+/* Closing drops what was queued, shared bodies' references included, and
+ * only the first call reports that it began the close. */
+START_TEST(test_set_closing)
+{
+	struct conn_table *t = conn_table_new(0);
+	struct conn *c = conn_open(t, NULL);
+	struct shared *body = shared_new("{}", 2);
+
+	ck_assert_ptr_nonnull(body);
+	ck_assert(!c->closing);
+	for (int i = 0; i < 3; i++) {
+		body->refs++;
+		ck_assert_int_eq(outq_push(&c->out, strdup("[\"EVENT\",\"s\","), 12, body, ']'), 0);
+	}
+	ck_assert_uint_eq(body->refs, 4);
+	ck_assert(conn_set_closing(c));
+	ck_assert(c->closing);
+	ck_assert_ptr_null(c->out.first);
+	ck_assert_uint_eq(c->out.bytes, 0);
+	ck_assert_uint_eq(c->out.count, 0);
+	ck_assert_uint_eq(body->refs, 1);
+	ck_assert(!conn_set_closing(c));
+	ck_assert(c->closing);
+	shared_unref(body);
+	conn_close(t, c);
+	conn_table_free(t);
+}
+END_TEST
+
 static Suite *conn_suite(void)
 {
 	Suite *s = suite_create("conn");
@@ -442,6 +473,7 @@ static Suite *conn_suite(void)
 	tcase_add_test(tc, test_pending_order);
 	tcase_add_test(tc, test_pending_duplicate_ids);
 	tcase_add_test(tc, test_scratch);
+	tcase_add_test(tc, test_set_closing);
 	suite_add_tcase(s, tc);
 	return s;
 }
