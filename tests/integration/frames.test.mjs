@@ -101,8 +101,10 @@ describe('frames over max_message_bytes', () => {
 
   it('a frame announcing 2^62 bytes gets Close 1009 and the end of the stream', async () => {
     const raw = await rawSocket(relay.port);
-    raw.write(clientFrame({ payload: Buffer.alloc(4096, 0x61), declared: 2n ** 62n }));
-    raw.write(masked(Buffer.alloc(4096, 0x61), 4096)); /* more of its payload */
+    const frame = clientFrame({ payload: Buffer.alloc(4096, 0x61), declared: 2n ** 62n });
+    raw.write(frame.subarray(0, 14)); /* the header alone, then some of its payload */
+    raw.write(frame.subarray(14));
+    raw.write(masked(Buffer.alloc(4096, 0x61), 4096));
     assert.equal(await closedWith(raw), 1009);
     await until(async () => (await counted()) >= 1, { timeout: WAIT_MS, what: 'the refusal counted' });
   });
