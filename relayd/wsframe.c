@@ -1,6 +1,5 @@
-/* wsframe.c - websocket frame headers (see wsframe.h). */
+/* wsframe.c - websocket frame headers and sizes (see wsframe.h). */
 #include "wsframe.h"
-
 
 size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len)
 {
