@@ -87,6 +87,7 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 #define ADMIN_F_DELIVER_GAPS "deliver_gaps"
 #define ADMIN_F_LISTENER_RESTARTS "listener_restarts"
 #define ADMIN_F_STORE_TIMEOUTS "store_timeouts"
+#define ADMIN_F_TOO_BIG_CLOSED "too_big_closed"
 
 /* ---- config: {config: {key: value}} ---- */
 #define ADMIN_F_CONFIG "config"

@@ -290,6 +290,7 @@ struct msg_worker_stats {
 	uint64_t listener_restarts; /* its reply socket listened on again (listencheck.h) */
 	uint64_t unmasked_closed; /* connections closed for an unmasked frame (wsguard.h) */
 	uint64_t store_timeouts; /* EVENTs, REQs and COUNTs stored did not answer in time */
+	uint64_t too_big_closed; /* connections closed with 1009: a message over max_message_bytes */
 	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
 };
 

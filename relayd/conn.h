@@ -64,7 +64,6 @@ struct conn {
 	struct lws *wsi;
 	char ip[64];
 	struct buf rx;       /* the message being reassembled from fragments */
-	bool rx_discard;     /* the current message is over the limit */
 	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
 	bool ip_counted;     /* iplimit counted it (iplimit_connect) */
 	bool registered;     /* stored was told of a subscription of it: tell it

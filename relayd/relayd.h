@@ -52,6 +52,7 @@ struct relayd_stats {
 	atomic_uint_fast64_t reads_paused;  /* connections paused at max_queued_messages */
 	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
 	atomic_uint_fast64_t store_timeouts; /* requests stored did not answer in time (service.c) */
+	atomic_uint_fast64_t too_big_closed; /* connections closed with 1009 (ws.c) */
 };
 
 struct relayd {

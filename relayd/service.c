@@ -458,7 +458,8 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.rate_limited), atomic_load(&r->stats.conns_refused),
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
 		atomic_load(&r->stats.requests_on_loop), link_relistens(r),
-		wsguard_refused(), atomic_load(&r->stats.store_timeouts), r->ok_latency
+		wsguard_refused(), atomic_load(&r->stats.store_timeouts),
+		atomic_load(&r->stats.too_big_closed), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 

@@ -20,6 +20,7 @@
 #include "reply.h"
 #include "send.h"
 #include "service.h"
+#include "wsframe.h"
 
 /* lws's per-session storage: a websocket's conn id, or HTTP state. */
 struct ws_session {
@@ -129,6 +130,32 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 	return 0;
 }
 
+/* RFC 6455 7.4.1: a message over max_message_bytes closes the connection
+ * with 1009.  Returns -1, so that lws sends that Close frame and closes. */
+static int ws_refuse_too_big(struct relayd *r, struct conn *c)
+{
+	char why[64];
+	int n = snprintf(why, sizeof(why), "message too big (max %u bytes)",
+			 relayd_cfg(r)->max_message_bytes);
+
+	if (atomic_fetch_add(&r->stats.too_big_closed, 1) == 0)
+		log_info("closing %s: its message is over max_message_bytes (later ones at debug)",
+			 c->ip);
+	else
+		log_debug("closing %s: its message is over max_message_bytes", c->ip);
+	conn_set_closing(c);
+	lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, (unsigned char *)why,
+			 (size_t)n);
+	return -1;
+}
+
+/*
+ * A message is measured by what its frames declare: the bytes of it
+ * already in, this chunk, and the rest of the current frame
+ * (lws_remaining_packet_payload()).  lws hands a frame's payload on as it
+ * reads it, so a frame announcing too much is refused with its first bytes,
+ * whatever the assembled message would have been.
+ */
 static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *pss,
 			 const void *in, size_t len)
 {
@@ -138,28 +165,19 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 		return -1;
 	if (c->closing)
 		return 0; /* what it sends now goes unanswered */
-	if (!c->rx_discard && c->rx.len + len > relayd_cfg(r)->max_message_bytes) {
-		c->rx_discard = true;
-		buf_free(&c->rx);
-	}
-	if (!c->rx_discard && buf_append(&c->rx, in, len))
+	if (wsframe_over(c->rx.len + len, lws_remaining_packet_payload(wsi),
+			 relayd_cfg(r)->max_message_bytes))
+		return ws_refuse_too_big(r, c);
+	if (buf_append(&c->rx, in, len))
 		return -1;
 	if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 		return 0;
-	if (c->rx_discard) {
-		char why[96];
-
-		snprintf(why, sizeof(why), "invalid: message too large (max %u bytes)",
-			 relayd_cfg(r)->max_message_bytes);
-		ws_notice(r, c, why);
-		c->rx_discard = false;
-	} else if (lws_frame_is_binary(wsi)) {
+	if (lws_frame_is_binary(wsi)) {
 		ws_notice(r, c, "invalid: binary messages are not supported; send JSON text");
 		buf_reset(&c->rx);
-	} else {
-		return ws_on_message(r, c);
+		return 0;
 	}
-	return 0;
+	return ws_on_message(r, c);
 }
 
 static int ws_on_writable(struct relayd *r, struct ws_session *pss)

@@ -1,7 +1,5 @@
-/* wsframe.c - websocket frame headers (see wsframe.h). */
+/* wsframe.c - websocket frame headers and sizes (see wsframe.h). */
 #include "wsframe.h"
-
-#include <stdint.h>
 
 size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len)
 {
@@ -22,4 +20,9 @@ size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_l
 	for (int i = 0; i < 8; i++)
 		h[2 + i] = (unsigned char)(len >> (56 - 8 * i));
 	return 10;
+}
+
+bool wsframe_over(uint64_t have, uint64_t rest, uint64_t max)
+{
+	return have > max || rest > max - have;
 }

@@ -17,6 +17,8 @@
  * (Content-Length) to the next request on the connection, which may be an
  * upgrade; one with a chunked body ends the following.  The scanner is a
  * pure function of the bytes, so the unit tests drive it directly.
+ * Lengths are not judged here: ws.c closes with 1009 a message whose frames
+ * announce more than max_message_bytes, from the lengths lws parsed.
  */
 #ifndef RELAYD_WSGUARD_H
 #define RELAYD_WSGUARD_H

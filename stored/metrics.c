@@ -181,6 +181,8 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   "EVENTs (store_timeout_ms), REQs and COUNTs (answer_timeout_ms) answered error: because"
 	   " stored sent nothing for them in time.",
 	   0),
+	WF("relay_worker_too_big_closed_total", too_big_closed, "counter",
+	   "Connections closed with 1009 because a message was over max_message_bytes.", 0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

@@ -278,6 +278,7 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->listener_restarts = m.listener_restarts;
 	r->unmasked_closed = m.unmasked_closed;
 	r->store_timeouts = m.store_timeouts;
+	r->too_big_closed = m.too_big_closed;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

@@ -88,7 +88,7 @@ struct stored_worker_report {
 	uint64_t messages_in, messages_out, events_rejected, deliver_gaps;
 	uint64_t rate_limited, conns_refused;
 	uint64_t lane_refused, reads_paused, requests_on_loop;
-	uint64_t listener_restarts, unmasked_closed, store_timeouts;
+	uint64_t listener_restarts, unmasked_closed, store_timeouts, too_big_closed;
 	struct histo ok_latency;
 };
 

@@ -2,6 +2,8 @@
  * test_wsframe.c - checks relayd/wsframe.c against a decoder written here
  * from RFC 6455 5.2: at every length boundary (125/126, 65535/65536) and on
  * random lengths, the header decodes to FIN, text, unmasked and the length.
+ * The size test is checked at its boundary and with 64-bit lengths that
+ * would wrap a sum.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -85,6 +87,29 @@ START_TEST(random_lengths)
 }
 END_TEST
 
+START_TEST(over_at_the_limit)
+{
+	ck_assert(!wsframe_over(0, 16384, 16384));
+	ck_assert(wsframe_over(0, 16385, 16384));
+	ck_assert(!wsframe_over(10000, 6384, 16384));
+	ck_assert(wsframe_over(10000, 6385, 16384));
+	ck_assert(!wsframe_over(16384, 0, 16384));
+	ck_assert(wsframe_over(16385, 0, 16384));
+	ck_assert(!wsframe_over(0, 0, 16384));
+}
+END_TEST
+
+/* A 64-bit length (2^62, the largest 2^63 - 1) would wrap have + rest. */
+START_TEST(over_with_huge_lengths)
+{
+	ck_assert(wsframe_over(0, (uint64_t)1 << 62, 16384));
+	ck_assert(wsframe_over(100, INT64_MAX, 16384));
+	ck_assert(wsframe_over(1, UINT64_MAX, 16384));
+	ck_assert(wsframe_over(UINT64_MAX, 1, 16384));
+	ck_assert(wsframe_over(16384, UINT64_MAX - 16383, 16384));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wsframe");
@@ -92,6 +117,8 @@ int main(void)
 
 	tcase_add_test(tc, boundaries);
 	tcase_add_test(tc, random_lengths);
+	tcase_add_test(tc, over_at_the_limit);
+	tcase_add_test(tc, over_with_huge_lengths);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
