@@ -58,7 +58,7 @@ DEPS_STAMP := build/.deps-installed
 
 deps: $(DEPS_STAMP)
 
-$(DEPS_STAMP): etc/install-deps.sh etc/node/select.sh etc/node/package-lock.json
+$(DEPS_STAMP): etc/install-deps.sh etc/node/select.sh $(wildcard etc/node/*/package-lock.json)
 	@sh etc/install-deps.sh
 	@mkdir -p $(dir $@) && touch $@
 

