@@ -1,8 +1,9 @@
 #!/bin/sh
 # install-deps.sh - installs the Debian 12 packages the build and tests need,
-# and only those that are missing.  Idempotent: on a machine that has them
-# all it prints nothing and changes nothing.  Run by `make deps`, which
-# `make run` and `make test` depend on.
+# and only those that are missing.  Then etc/node/select.sh installs Node 20
+# from the npm registry if the system node is older (Debian 12's is 18).
+# Idempotent: on a machine that has it all it prints nothing and changes
+# nothing.  Run by `make deps`, which `make run` and `make test` depend on.
 set -eu
 
 packages="gcc make pkg-config libc6-dev libssl-dev libwebsockets-dev libwebsockets-evlib-ev libev-dev libcjson-dev \
@@ -19,19 +20,25 @@ for p in $packages; do
 	fi
 done
 
-[ -z "$missing" ] && exit 0
-
-echo "install-deps: installing missing Debian packages:$missing"
-sudo=""
-if [ "$(id -u)" != 0 ]; then
-	if command -v sudo >/dev/null 2>&1; then
-		sudo=sudo
-	else
-		echo "install-deps: not root and no sudo; install these by hand:$missing" >&2
-		exit 1
+# apt_install: installs $missing with apt-get, as root or through sudo.
+apt_install() {
+	echo "install-deps: installing missing Debian packages:$missing"
+	sudo=""
+	if [ "$(id -u)" != 0 ]; then
+		if command -v sudo >/dev/null 2>&1; then
+			sudo=sudo
+		else
+			echo "install-deps: not root and no sudo; install these by hand:$missing" >&2
+			return 1
+		fi
 	fi
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	# shellcheck disable=SC2086
+	$sudo apt-get install -y -qq --no-install-recommends $missing
+}
+
+if [ -n "$missing" ]; then
+	apt_install
 fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# shellcheck disable=SC2086
-$sudo apt-get install -y -qq --no-install-recommends $missing
+sh "$(dirname "$0")/node/select.sh" install
