@@ -66,7 +66,10 @@ struct turnqueue {
 	size_t running_held;        /* of the running, those of such senders */
 	size_t heavy_items;         /* items that cost heavy_ns or more, ever */
 	uint64_t heavy_ns, heavy_for_ns, cheap_for_ns;
-	uint64_t next_sweep;        /* CLOCK_MONOTONIC ns */
+	uint64_t next_sweep;        /* ns on the queue's clock */
+	uint64_t (*clock)(void *);  /* NULL: CLOCK_MONOTONIC (turnqueue_set_clock) */
+	void *clock_arg;
+	size_t consumers_waiting;   /* blocked in turn_pop */
 	bool turns;                 /* false: one sender for all (first come, first served) */
 	bool closed;
 };
@@ -109,11 +112,14 @@ void turnqueue_free(struct turnqueue *q)
 	free(q);
 }
 
-/* Now on CLOCK_MONOTONIC in ns (to the microsecond), when there are marks
- * to compare it with (0 otherwise: no slot is then ever marked). */
+/* Now on the queue's clock in ns (CLOCK_MONOTONIC to the microsecond
+ * unless set), when there are marks to compare it with (0 otherwise: no
+ * slot is then ever marked). */
 static uint64_t turn_now(const struct turnqueue *q)
 {
-	return q->held_cap ? (uint64_t)deadline_now_us() * 1000 : 0;
+	if (!q->held_cap)
+		return 0;
+	return q->clock ? q->clock(q->clock_arg) : (uint64_t)deadline_now_us() * 1000;
 }
 
 static bool turn_marked(const struct turn_slot *s, uint64_t now)
@@ -386,8 +392,10 @@ static void *turn_pop(struct turnqueue *q, struct turn_sender *from, enum turn_c
 			turn_wake_one(&q->idle);
 		pthread_cond_init(&w.wake, NULL);
 		*stack = &w;
+		q->consumers_waiting++;
 		while (!w.woken) /* only a waker takes w off the stack */
 			pthread_cond_wait(&w.wake, &q->lock);
+		q->consumers_waiting--;
 		pthread_cond_destroy(&w.wake);
 	}
 	if (s) {
@@ -523,4 +531,17 @@ size_t turnqueue_slots(struct turnqueue *q)
 size_t turnqueue_heavy_items(struct turnqueue *q)
 {
 	return turn_read(q, &q->heavy_items);
+}
+
+size_t turnqueue_waiting_consumers(struct turnqueue *q)
+{
+	return turn_read(q, &q->consumers_waiting);
+}
+
+void turnqueue_set_clock(struct turnqueue *q, uint64_t (*clock)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&q->lock);
+	q->clock = clock;
+	q->clock_arg = arg;
+	pthread_mutex_unlock(&q->lock);
 }

@@ -114,5 +114,11 @@ void turnqueue_marked_senders(struct turnqueue *q, size_t *heavy, size_t *cheap)
 size_t turnqueue_slots(struct turnqueue *q);
 /* Items whose cost reached the heavy threshold, since the queue was made. */
 size_t turnqueue_heavy_items(struct turnqueue *q);
+/* Consumers blocked in turnqueue_pop() or turnqueue_pop_light() now. */
+size_t turnqueue_waiting_consumers(struct turnqueue *q);
+/* The clock marks and sweeps read, in ns: clock(arg) from now on, or
+ * CLOCK_MONOTONIC when clock is NULL (the default).  It must never go
+ * back.  For tests, which move time by hand; call before any push. */
+void turnqueue_set_clock(struct turnqueue *q, uint64_t (*clock)(void *arg), void *arg);
 
 #endif

@@ -171,15 +171,19 @@ static void *pop_one_light(void *arg)
 	return turnqueue_pop_light(arg, NULL);
 }
 
-/* A thread blocked in pop (pop_one or pop_one_light) by now (it had 50 ms
- * to get there). */
+/* A thread blocked in pop (pop_one or pop_one_light): returns once the
+ * queue counts it among its waiting consumers, so the order in which
+ * threads began to wait is the order of the calls. */
 static pthread_t waiting_in(struct turnqueue *q, void *(*pop)(void *))
 {
-	struct timespec pause = { 0, 50 * 1000000L };
+	struct timespec pause = { 0, 1000000L };
+	size_t before = turnqueue_waiting_consumers(q);
 	pthread_t t;
 
 	ck_assert_int_eq(pthread_create(&t, NULL, pop, q), 0);
-	nanosleep(&pause, NULL);
+	for (int i = 0; i < 60000 && turnqueue_waiting_consumers(q) == before; i++)
+		nanosleep(&pause, NULL);
+	ck_assert_uint_eq(turnqueue_waiting_consumers(q), before + 1);
 	return t;
 }
 
@@ -321,10 +325,25 @@ END_TEST
 /* Two consumers, one kept for senders known cheap; an item costing 1000 ns
  * or more marks its sender heavy for heavy_ms, one costing less marks it
  * cheap for cheap_ms. */
+/* The queues of these tests read this clock, which only pass_ms() moves:
+ * a mark runs out when the test says, however slow the machine. */
+static uint64_t test_now_ns = 1000 * MS;
+
+static uint64_t test_clock(void *arg)
+{
+	return test_now_ns;
+}
+
+static void pass_ms(uint64_t ms)
+{
+	test_now_ns += ms * MS;
+}
+
 static struct turnqueue *one_kept_of_two(size_t reserved, uint64_t heavy_ms, uint64_t cheap_ms)
 {
 	struct turnqueue *q = turnqueue_new(64, 64, true);
 
+	turnqueue_set_clock(q, test_clock, NULL);
 	turnqueue_bound_running(q, 1);
 	turnqueue_keep_for_light(q, &(struct turn_reserve){ 2, reserved, 1000, heavy_ms * MS,
 							    cheap_ms * MS });
@@ -448,12 +467,11 @@ END_TEST
 START_TEST(marks_run_out)
 {
 	struct turnqueue *q = one_kept_of_two(1, 100, 100);
-	struct timespec past_them = { 0, 150 * 1000000L };
 
 	run_one(q, 1, 1001, 1000);
 	run_one(q, 1, 1002, 0);
 	expect_marked(q, 1, 0);
-	nanosleep(&past_them, NULL);
+	pass_ms(150);
 	expect_marked(q, 0, 0);
 	/* Unmarked, 1 is shown cheap by one cheap item. */
 	run_one(q, 1, 1003, 0);
@@ -476,13 +494,12 @@ START_TEST(a_heavy_mark_outlasts_cheap_items)
 	/* Small items between dear ones do not make a sender cheap before its
 	 * heavy mark ends (query.h: QUERY_HEAVY_FOR_MS). */
 	struct turnqueue *q = one_kept_of_two(1, 400, 100);
-	struct timespec pause = { 0, 150 * 1000000L }, rest = { 0, 300 * 1000000L };
 
 	run_one(q, 1, 1001, 1000);
-	nanosleep(&pause, NULL);
+	pass_ms(150);
 	run_one(q, 1, 1002, 0);
 	expect_marked(q, 1, 0);
-	nanosleep(&rest, NULL); /* 450 ms after the dear item, 300 after the cheap one */
+	pass_ms(300); /* 450 ms after the dear item, 300 after the cheap one */
 	run_one(q, 1, 1003, 0);
 	expect_marked(q, 0, 1);
 	turnqueue_free(q);
@@ -495,13 +512,12 @@ START_TEST(slots_kept_for_marks_are_swept_once_they_run_out)
 	 * slot for its mark, and the sweep (at most once a second, 64 slots a
 	 * look, again at once after a full one) frees it when the mark ends. */
 	struct turnqueue *q = one_kept_of_two(1, 100, 100);
-	struct timespec past_marks = { 1, 100 * 1000000L };
 
 	for (uint64_t conn = 1; conn <= 1000; conn++)
 		run_one(q, conn, conn * 1000 + 1, conn % 2 ? 1000 : 0);
 	expect_marked(q, 500, 500);
 	ck_assert_uint_eq(turnqueue_slots(q), 1000);
-	nanosleep(&past_marks, NULL);
+	pass_ms(1100);
 	/* Each done looks; a full look lets the next one look again. */
 	for (int i = 0; i < 1000 / 64 + 1; i++)
 		run_one(q, 5000, 5000001 + (uintptr_t)i, 0);
