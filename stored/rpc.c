@@ -278,6 +278,8 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->listener_restarts = m.listener_restarts;
 	r->unmasked_closed = m.unmasked_closed;
 	r->store_timeouts = m.store_timeouts;
+	r->pings_sent = m.pings_sent;
+	r->ping_timeouts = m.ping_timeouts;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

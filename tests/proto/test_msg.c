@@ -285,6 +285,7 @@ static const struct msg_worker_stats worker_stats_sample = {
 	.rate_limited = 8, .conns_refused = 9, .lane_refused = 10, .reads_paused = 11,
 	.requests_on_loop = 12,
 	.listener_restarts = 13, .unmasked_closed = 14, .store_timeouts = 15,
+	.pings_sent = 16, .ping_timeouts = 17,
 	.ok_latency = { .counts = { 1, 2, 3, [11] = UINT64_MAX }, .sum_us = 12345, .count = 42 },
 };
 
@@ -641,6 +642,8 @@ static int worker_stats_decode(const uint8_t *body, size_t len, const void *want
 		ck_assert_uint_eq(m.listener_restarts, w->listener_restarts);
 		ck_assert_uint_eq(m.unmasked_closed, w->unmasked_closed);
 		ck_assert_uint_eq(m.store_timeouts, w->store_timeouts);
+		ck_assert_uint_eq(m.pings_sent, w->pings_sent);
+		ck_assert_uint_eq(m.ping_timeouts, w->ping_timeouts);
 		for (int i = 0; i < HISTO_BUCKETS; i++)
 			ck_assert_uint_eq(m.ok_latency.counts[i], w->ok_latency.counts[i]);
 		ck_assert_uint_eq(m.ok_latency.sum_us, w->ok_latency.sum_us);
