@@ -20,10 +20,21 @@ void keepalive_heard(struct relayd *r, struct conn *c)
 	c->ping_waiting = false;
 }
 
+enum keepalive_action keepalive_due(uint16_t now_s, uint16_t heard_s, bool waiting,
+				    uint32_t interval)
+{
+	/* Ticks read the clock in whole seconds, so "more than interval"
+	 * gives a ping at least interval seconds to be answered. */
+	uint16_t idle = (uint16_t)(now_s - heard_s);
+
+	if (waiting)
+		return idle > interval ? KEEPALIVE_CLOSE : KEEPALIVE_NONE;
+	return idle >= interval ? KEEPALIVE_PING : KEEPALIVE_NONE;
+}
+
 void keepalive_check(struct relayd *r, struct conn *c)
 {
 	uint32_t interval = relayd_cfg(r)->ping_interval;
-	uint16_t idle;
 
 	if (interval == 0 || c->closing)
 		return;
@@ -32,18 +43,19 @@ void keepalive_check(struct relayd *r, struct conn *c)
 		keepalive_heard(r, c);
 		return;
 	}
-	/* 16 bits of seconds: config.c caps ping_interval well below 2^15.
-	 * Ticks read the clock in whole seconds, so "more than interval"
-	 * gives a ping at least interval seconds to be answered. */
-	idle = (uint16_t)(r->keepalive_s - c->heard_s);
-	if (c->ping_waiting && idle > interval) {
+	switch (keepalive_due(r->keepalive_s, c->heard_s, c->ping_waiting, interval)) {
+	case KEEPALIVE_CLOSE:
 		atomic_fetch_add(&r->stats.ping_timeouts, 1);
 		log_info("closing %s: no answer to a ping in %u s", c->ip, interval);
 		send_close(c, LWS_CLOSE_STATUS_NOSTATUS, "");
-	} else if (!c->ping_waiting && idle >= interval) {
+		break;
+	case KEEPALIVE_PING:
 		c->heard_s = r->keepalive_s; /* the answer's interval starts now */
 		c->ping_waiting = true;
 		c->ping_due = true;
 		lws_callback_on_writable(c->wsi);
+		break;
+	case KEEPALIVE_NONE:
+		break;
 	}
 }

@@ -15,8 +15,19 @@
 #ifndef RELAYD_KEEPALIVE_H
 #define RELAYD_KEEPALIVE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 struct conn;
 struct relayd;
+
+enum keepalive_action { KEEPALIVE_NONE, KEEPALIVE_PING, KEEPALIVE_CLOSE };
+
+/* What a connection last heard from at heard_s (keepalive clock, seconds,
+ * wrapping at 2^16) is due at now_s, with a ping unanswered or not and
+ * interval seconds (1 to 3600) between pings.  Pure, for the unit tests. */
+enum keepalive_action keepalive_due(uint16_t now_s, uint16_t heard_s, bool waiting,
+				    uint32_t interval);
 
 /* Advances the keepalive clock; call once per service tick before
  * keepalive_check(). */
