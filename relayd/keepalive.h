@@ -3,12 +3,14 @@
  *
  * A connection that has sent nothing (no message, no pong) for
  * ping_interval seconds is sent a ping.  One still silent a second
- * interval after the ping is closed as gone.  A ping carries one byte,
- * since libwebsockets does not report an empty pong.  A proxy in front, such as nginx with
- * its 60 s proxy_read_timeout, then sees traffic on every idle connection.
- * The check is one pass over the connections per service tick, not a
- * timer per connection; its state fits in padding of struct conn.
- * Pings are written by send_writable() ahead of any queued frames.
+ * interval after the ping is closed as gone.
+ * A proxy in front, such as nginx with its 60 s proxy_read_timeout, then
+ * sees traffic on every idle connection.  The check rides the service
+ * tick's one pass over the connections, not a timer per connection; its
+ * state fits in padding of struct conn.  Pings are written by
+ * send_writable() ahead of any queued frames, within the same raw write,
+ * so a ping never splits a frame.  A ping carries one byte, since
+ * libwebsockets does not report an empty pong to the callback.
  *
  * Threading: service thread only.
  */

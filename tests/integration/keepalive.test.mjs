@@ -31,6 +31,11 @@ async function open(relay, options = {}) {
   return ws;
 }
 
+/* Worker 1's counters as relayctl workers reports them. */
+async function ctlWorker(relay) {
+  return JSON.parse((await relay.relayctl('workers', '--json')).stdout).worker_list[0];
+}
+
 async function metric(relay, name) {
   return metricValue((await relay.httpGet('/metrics')).body, `${name}{worker="1"}`);
 }
@@ -65,6 +70,9 @@ describe('websocket keepalive', () => {
     await closed;
     await until(async () => await metric(relay, 'relay_worker_ping_timeouts_total') > before,
       { timeout: WAIT_MS, what: 'relay_worker_ping_timeouts_total to grow' });
+    const w = await ctlWorker(relay);
+    assert.ok(w.ping_timeouts >= 1, `relayctl workers: ${JSON.stringify(w)}`);
+    assert.ok(w.pings_sent >= 1, `relayctl workers: ${JSON.stringify(w)}`);
   });
 
   it('keeps a client that answers pings with messages instead of pongs', async () => {
