@@ -104,6 +104,9 @@ static const struct config_key config_keys[] = {
 	    "The REQs and COUNTs one address may send at once."),
 	U32(rate_limit_strikes, "limits", "100", 1, 1000000, CONFIG_LIVE,
 	    "The rate-limited messages after which a connection is closed."),
+	U32(ping_interval, "limits", "45", 0, 3600, CONFIG_LIVE,
+	    "The idle seconds after which a connection is pinged; one silent for another interval"
+	    " is closed; 0 turns pings off."),
 	U32(limit_loopback, "limits", "0", 0, 1, CONFIG_LIVE,
 	    "1 applies the per-address limits to 127.0.0.0/8 and ::1 too; 0 trusts a local proxy."),
 	I64(created_at_max_future, "limits", "900", 0, 315360000, CONFIG_LIVE,

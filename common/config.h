@@ -51,6 +51,7 @@ struct config {
 	uint32_t max_outbound_bytes;
 	uint32_t held_deliveries;
 	uint32_t max_connections_per_ip;
+	uint32_t ping_interval; /* seconds idle before a websocket ping (keepalive.h; 0: off) */
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;
 	uint32_t max_queued_messages; /* per connection, before its reads pause */

@@ -88,6 +88,8 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 #define ADMIN_F_LISTENER_RESTARTS "listener_restarts"
 #define ADMIN_F_STORE_TIMEOUTS "store_timeouts"
 #define ADMIN_F_TOO_BIG_CLOSED "too_big_closed"
+#define ADMIN_F_PINGS_SENT "pings_sent"
+#define ADMIN_F_PING_TIMEOUTS "ping_timeouts"
 
 /* ---- config: {config: {key: value}} ---- */
 #define ADMIN_F_CONFIG "config"

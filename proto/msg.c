@@ -1048,6 +1048,8 @@ int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 	put_u64(&w, m->unmasked_closed);
 	put_u64(&w, m->store_timeouts);
 	put_u64(&w, m->too_big_closed);
+	put_u64(&w, m->pings_sent);
+	put_u64(&w, m->ping_timeouts);
 	for (int i = 0; i < HISTO_BUCKETS; i++)
 		put_u64(&w, m->ok_latency.counts[i]);
 	put_u64(&w, m->ok_latency.sum_us);
@@ -1077,6 +1079,8 @@ int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stat
 	m->unmasked_closed = wire_get_u64(&r);
 	m->store_timeouts = wire_get_u64(&r);
 	m->too_big_closed = wire_get_u64(&r);
+	m->pings_sent = wire_get_u64(&r);
+	m->ping_timeouts = wire_get_u64(&r);
 	for (int i = 0; i < HISTO_BUCKETS; i++)
 		m->ok_latency.counts[i] = wire_get_u64(&r);
 	m->ok_latency.sum_us = wire_get_u64(&r);

@@ -291,6 +291,8 @@ struct msg_worker_stats {
 	uint64_t unmasked_closed; /* connections closed for an unmasked frame (wsguard.h) */
 	uint64_t store_timeouts; /* EVENTs, REQs and COUNTs stored did not answer in time */
 	uint64_t too_big_closed; /* connections closed with 1009: a message over max_message_bytes */
+	uint64_t pings_sent;     /* keepalive pings written to idle connections */
+	uint64_t ping_timeouts;  /* connections closed for not answering a ping */
 	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
 };
 

@@ -71,6 +71,9 @@ struct conn {
 	struct outq out;
 	bool closing;        /* nothing more is queued or written (conn_set_closing) */
 	bool flush_listed;   /* in relayd's flush list (send.h) */
+	bool ping_due;       /* a ping is to be written before its next frames (keepalive.h) */
+	bool ping_waiting;   /* pinged and not heard from since (keepalive.h) */
+	uint16_t heard_s;    /* keepalive clock when it last sent anything (keepalive.h) */
 	struct sub **subs;
 	uint32_t nsubs, subs_cap;
 	struct pending_event *pending;

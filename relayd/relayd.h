@@ -53,6 +53,8 @@ struct relayd_stats {
 	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
 	atomic_uint_fast64_t store_timeouts; /* requests stored did not answer in time (service.c) */
 	atomic_uint_fast64_t too_big_closed; /* connections closed with 1009 (ws.c) */
+	atomic_uint_fast64_t pings_sent;    /* keepalive pings written (send.c) */
+	atomic_uint_fast64_t ping_timeouts; /* connections closed for not answering one (keepalive.c) */
 };
 
 struct relayd {
@@ -79,6 +81,7 @@ struct relayd {
 	struct replay *replay;      /* service thread only (replay.c) */
 	struct policy_state *policy; /* service thread: stored's NIP-86 policy */
 	struct gapcount delivered;  /* service thread: DELIVER numbers, for lost ones */
+	uint16_t keepalive_s;       /* service thread: seconds, set each tick (keepalive.h) */
 	uint64_t last_commit_seq;   /* service thread: newest commit seq delivered */
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
 	struct buf metrics_text;    /* service thread: stored's latest Prometheus text */

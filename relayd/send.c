@@ -152,12 +152,26 @@ static size_t send_put_item(unsigned char *p, const struct out_item *item)
 	return at;
 }
 
+/* An unmasked ping with a one-byte payload (RFC 6455 5.5.2): lws hides
+ * an empty pong from the callback, so the client must echo something. */
+#define SEND_PING_BYTES 3
+
+/* Frames a keepalive ping at p; returns the bytes written. */
+static size_t send_put_ping(unsigned char *p)
+{
+	p[0] = 0x89; /* FIN, opcode 9 */
+	p[1] = 1;
+	p[2] = 'k';
+	return SEND_PING_BYTES;
+}
+
 /*
  * Writes as many queued messages as fit in SEND_BATCH_BYTES (at least one)
  * with one write: each is framed here and the frames go out as raw bytes,
  * because a fan-out of many small EVENTs costs one syscall per lws_write
  * and syscalls dominated the fan-out profile (bench/RESULTS.md).  A short
  * write is kept and finished by libwebsockets before the next WRITEABLE.
+ * A keepalive ping that is due goes first (keepalive.h).
  */
 int send_writable(struct relayd *r, struct conn *c)
 {
@@ -169,6 +183,8 @@ int send_writable(struct relayd *r, struct conn *c)
 		return -1;
 	if (send_lws_closing(c))
 		return 0;
+	if (c->ping_due)
+		total = SEND_PING_BYTES;
 	for (struct out_item *it = c->out.first; it; it = it->next) {
 		size_t size = out_item_size(it) + WSFRAME_HEADER_MAX;
 
@@ -177,11 +193,13 @@ int send_writable(struct relayd *r, struct conn *c)
 		total += size;
 		n_items++;
 	}
-	if (!n_items)
+	if (!total)
 		return 0;
 	frame = conn_scratch(r->conns, LWS_PRE + total);
 	if (!frame)
 		return -1;
+	if (c->ping_due)
+		used = send_put_ping(frame + LWS_PRE);
 	for (size_t i = 0; i < n_items; i++) {
 		struct out_item *item = outq_pop(&c->out);
 
@@ -191,6 +209,10 @@ int send_writable(struct relayd *r, struct conn *c)
 	n = lws_write(c->wsi, frame + LWS_PRE, used, LWS_WRITE_RAW);
 	if (n < (int)used)
 		return -1;
+	if (c->ping_due) {
+		c->ping_due = false;
+		atomic_fetch_add(&r->stats.pings_sent, 1);
+	}
 	atomic_fetch_add(&r->stats.messages_out, n_items);
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);

@@ -16,6 +16,7 @@
 #include "conn.h"
 #include "ingress.h"
 #include "iplimit.h"
+#include "keepalive.h"
 #include "link.h"
 #include "listen.h"
 #include "mailbox.h"
@@ -47,6 +48,7 @@ struct service *service_new(struct relayd *r)
 
 	if (sv)
 		sv->r = r;
+	keepalive_tick(r); /* connections may open before the first tick */
 	return sv;
 }
 
@@ -459,7 +461,8 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.lane_refused), atomic_load(&r->stats.reads_paused),
 		atomic_load(&r->stats.requests_on_loop), link_relistens(r),
 		wsguard_refused(), atomic_load(&r->stats.store_timeouts),
-		atomic_load(&r->stats.too_big_closed), r->ok_latency
+		atomic_load(&r->stats.too_big_closed), atomic_load(&r->stats.pings_sent),
+		atomic_load(&r->stats.ping_timeouts), r->ok_latency
 	};
 	struct buf out = BUF_INIT;
 
@@ -480,9 +483,17 @@ static void service_trim(struct relayd *r)
 		log_debug("heap trimmed in %lld us", (long long)t->last_us);
 }
 
+/* The tick's one pass over the connections. */
+static void service_sweep(struct conn *c, void *arg)
+{
+	service_expire(c, arg);
+	keepalive_check(arg, c);
+}
+
 void service_tick(struct relayd *r)
 {
-	conn_foreach(r->conns, service_expire, r);
+	keepalive_tick(r);
+	conn_foreach(r->conns, service_sweep, r);
 	service_pump(r); /* in case a MAIL_PUMP could not be allocated */
 	iplimit_sweep(r->iplimit, deadline_now_ms());
 	nip86_expire(r, deadline_now_ms());

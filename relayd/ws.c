@@ -13,6 +13,7 @@
 #include "evloop.h"
 #include "ingress.h"
 #include "iplimit.h"
+#include "keepalive.h"
 #include "listen.h"
 #include "policy.h"
 #include "http.h"
@@ -72,6 +73,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	memcpy(c->ip, ip, sizeof(c->ip));
 	c->ip_counted = counted;
 	pss->conn_id = c->id;
+	keepalive_heard(r, c);
 	ws_send_challenge(r, c);
 	return 0;
 }
@@ -163,6 +165,7 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 
 	if (!c)
 		return -1;
+	keepalive_heard(r, c);
 	if (c->closing)
 		return 0; /* what it sends now goes unanswered */
 	if (wsframe_over(c->rx.len + len, lws_remaining_packet_payload(wsi),
@@ -178,6 +181,15 @@ static int ws_on_receive(struct relayd *r, struct lws *wsi, struct ws_session *p
 		return 0;
 	}
 	return ws_on_message(r, c);
+}
+
+/* A pong, to the relay's keepalive ping or unasked (RFC 6455 5.5.3). */
+static void ws_on_pong(struct relayd *r, struct ws_session *pss)
+{
+	struct conn *c = conn_find(r->conns, pss->conn_id);
+
+	if (c)
+		keepalive_heard(r, c);
 }
 
 static int ws_on_writable(struct relayd *r, struct ws_session *pss)
@@ -245,6 +257,7 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED: return ws_on_open(r, wsi, pss);
 	case LWS_CALLBACK_RECEIVE: return ws_on_receive(r, wsi, pss, in, len);
+	case LWS_CALLBACK_RECEIVE_PONG: ws_on_pong(r, pss); return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE: return ws_on_writable(r, pss);
 	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE: ws_on_peer_close(r, pss); return 0;
 	case LWS_CALLBACK_CLOSED: ws_on_close(r, pss); return 0;

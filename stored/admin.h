@@ -18,7 +18,7 @@
  *               messages_in/out, events_rejected, rate_limited,
  *               conns_refused, lane_refused, reads_paused, requests_on_loop,
  *               deliver_gaps, listener_restarts, unmasked_closed,
- *               store_timeouts, too_big_closed]
+ *               store_timeouts, too_big_closed, pings_sent, ping_timeouts]
  *   workers     {worker_list}
  *   subs        {"max": n}: live subscriptions sorted by worker, conn_id,
  *               sub_id, each with its filters: {total, listed, truncated,

@@ -72,6 +72,8 @@ static cJSON *admin_worker(int w, const struct stored_worker_report *r, time_t n
 	admin__add_u64(item, "unmasked_closed", r->unmasked_closed);
 	admin__add_u64(item, ADMIN_F_STORE_TIMEOUTS, r->store_timeouts);
 	admin__add_u64(item, ADMIN_F_TOO_BIG_CLOSED, r->too_big_closed);
+	admin__add_u64(item, ADMIN_F_PINGS_SENT, r->pings_sent);
+	admin__add_u64(item, ADMIN_F_PING_TIMEOUTS, r->ping_timeouts);
 	return item;
 }
 

@@ -183,6 +183,10 @@ static const struct metrics_field metrics_worker_fields[] = {
 	   0),
 	WF("relay_worker_too_big_closed_total", too_big_closed, "counter",
 	   "Connections closed with 1009 because a message was over max_message_bytes.", 0),
+	WF("relay_worker_pings_sent_total", pings_sent, "counter",
+	   "Websocket pings sent to connections idle for ping_interval.", 0),
+	WF("relay_worker_ping_timeouts_total", ping_timeouts, "counter",
+	   "Connections closed because they answered no ping within a second ping_interval.", 0),
 };
 
 static double metrics_field_value(const struct stored_worker_report *w, const struct metrics_field *f)

@@ -279,6 +279,8 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->unmasked_closed = m.unmasked_closed;
 	r->store_timeouts = m.store_timeouts;
 	r->too_big_closed = m.too_big_closed;
+	r->pings_sent = m.pings_sent;
+	r->ping_timeouts = m.ping_timeouts;
 	r->ok_latency = m.ok_latency;
 	pthread_mutex_unlock(&s->workers_lock);
 }

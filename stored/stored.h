@@ -89,6 +89,7 @@ struct stored_worker_report {
 	uint64_t rate_limited, conns_refused;
 	uint64_t lane_refused, reads_paused, requests_on_loop;
 	uint64_t listener_restarts, unmasked_closed, store_timeouts, too_big_closed;
+	uint64_t pings_sent, ping_timeouts; /* keepalive (relayd/keepalive.h) */
 	struct histo ok_latency;
 };
 

@@ -33,7 +33,7 @@ void ctl_show_workers(const cJSON *reply)
 		       "%.0f messages in, %.0f out, %.0f events rejected, %.0f rate-limited, "
 		       "%.0f connections refused, %.0f reads paused, %.0f lane-refused, "
 		       "%.0f deliver gaps, %.0f listener restarts, %.0f store timeouts, "
-		       "%.0f closed too big\n",
+		       "%.0f closed too big, %.0f pings sent, %.0f ping timeouts\n",
 		       ctl_num(w, ADMIN_F_WORKER), ctl_num(w, ADMIN_F_PID),
 		       ctl_num(w, ADMIN_F_UPTIME_SECONDS),
 		       ctl_num(w, ADMIN_F_CONNECTIONS), ctl_num(w, ADMIN_F_SUBSCRIPTIONS),
@@ -42,7 +42,8 @@ void ctl_show_workers(const cJSON *reply)
 		       ctl_num(w, ADMIN_F_CONNS_REFUSED), ctl_num(w, ADMIN_F_READS_PAUSED),
 		       ctl_num(w, ADMIN_F_LANE_REFUSED), ctl_num(w, ADMIN_F_DELIVER_GAPS),
 		       ctl_num(w, ADMIN_F_LISTENER_RESTARTS), ctl_num(w, ADMIN_F_STORE_TIMEOUTS),
-		       ctl_num(w, ADMIN_F_TOO_BIG_CLOSED));
+		       ctl_num(w, ADMIN_F_TOO_BIG_CLOSED), ctl_num(w, ADMIN_F_PINGS_SENT),
+		       ctl_num(w, ADMIN_F_PING_TIMEOUTS));
 }
 
 void ctl_show_stats(const cJSON *reply)

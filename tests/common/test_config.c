@@ -103,6 +103,7 @@ static const struct key_case keys[] = {
 	U(reqs_per_second, "50", 0, 1000000, "5"),
 	U(reqs_burst, "200", 1, 1000000, "20"),
 	U(rate_limit_strikes, "100", 1, 1000000, "3"),
+	U(ping_interval, "45", 0, 3600, "2"),
 	U(limit_loopback, "0", 0, 1, "1"),
 	U(query_time_limit_ms, "3000", 10, 600000, "100"),
 	U(db_wal_buffer, "1", 0, 1, "0"),

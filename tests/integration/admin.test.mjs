@@ -90,7 +90,8 @@ describe('admin socket and relayctl', () => {
       assert.equal(w.pid, relay.pid(w.worker));
       for (const k of ['uptime_seconds', 'connections', 'subscriptions', 'messages_in',
         'messages_out', 'deliver_gaps', 'events_rejected', 'reads_paused', 'lane_refused', 'requests_on_loop',
-        'listener_restarts', 'unmasked_closed', 'store_timeouts', 'too_big_closed'])
+        'listener_restarts', 'unmasked_closed', 'store_timeouts', 'too_big_closed', 'pings_sent',
+        'ping_timeouts'])
         assert.equal(typeof w[k], 'number', `worker ${w.worker} ${k}`);
     }
 
@@ -99,7 +100,7 @@ describe('admin socket and relayctl', () => {
     assert.match(text, /^ingest_rate +[\d.]+$/m);
     assert.match(text, /^rejects:\n {2}duplicate +\d+$/m);
     assert.match(text, new RegExp(`^worker 1: pid ${relay.pid(1)}, up \\d+ s`, 'm'));
-    assert.match(text, /^worker 1: .*, \d+ reads paused, \d+ lane-refused, \d+ deliver gaps, \d+ listener restarts, \d+ store timeouts, \d+ closed too big$/m);
+    assert.match(text, /^worker 1: .*, \d+ reads paused, \d+ lane-refused, \d+ deliver gaps, \d+ listener restarts, \d+ store timeouts, \d+ closed too big, \d+ pings sent, \d+ ping timeouts$/m);
   });
 
   it('stock nngcat gets JSON for a bare word and for {"cmd": ...}', async () => {

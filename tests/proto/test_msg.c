@@ -286,6 +286,7 @@ static const struct msg_worker_stats worker_stats_sample = {
 	.requests_on_loop = 12,
 	.listener_restarts = 13, .unmasked_closed = 14, .store_timeouts = 15,
 	.too_big_closed = 16,
+	.pings_sent = 16, .ping_timeouts = 17,
 	.ok_latency = { .counts = { 1, 2, 3, [11] = UINT64_MAX }, .sum_us = 12345, .count = 42 },
 };
 
@@ -643,6 +644,8 @@ static int worker_stats_decode(const uint8_t *body, size_t len, const void *want
 		ck_assert_uint_eq(m.unmasked_closed, w->unmasked_closed);
 		ck_assert_uint_eq(m.store_timeouts, w->store_timeouts);
 		ck_assert_uint_eq(m.too_big_closed, w->too_big_closed);
+		ck_assert_uint_eq(m.pings_sent, w->pings_sent);
+		ck_assert_uint_eq(m.ping_timeouts, w->ping_timeouts);
 		for (int i = 0; i < HISTO_BUCKETS; i++)
 			ck_assert_uint_eq(m.ok_latency.counts[i], w->ok_latency.counts[i]);
 		ck_assert_uint_eq(m.ok_latency.sum_us, w->ok_latency.sum_us);
