@@ -251,6 +251,14 @@ describe('behind nginx', () => {
     for (const c of [first, second, third, other]) if (c) await c.end();
   });
 
+  it('is the nginx block the README shows', () => {
+    const readme = readFileSync(resolve(HERE, '../../README.md'), 'utf8');
+    const block = readme.split('```nginx\n')[1].split('```')[0];
+    const config = readFileSync(TEMPLATE, 'utf8').split('\n')
+      .filter((l) => !/^\s*#/.test(l)).join('\n').replace(/\n{3,}/g, '\n\n').trim();
+    assert.equal(block.trim(), config);
+  });
+
   it('refuses /metrics at nginx', async () => {
     const r = await httpsGet(port, '/metrics', ca);
     assert.equal(r.status, 403);
