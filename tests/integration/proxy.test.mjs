@@ -53,6 +53,15 @@ async function served(c) {
   }
 }
 
+/* A one-worker relay reading X-Forwarded-For, with the limits applied to
+ * loopback and each forwarded address logged; extra keys override. */
+function proxyRelay(extra) {
+  return useRelay({
+    workers: 1,
+    config: { real_ip_header: 'X-Forwarded-For', limit_loopback: 1, log_level: 'debug', ...extra },
+  });
+}
+
 /* Waits for the relay's debug line naming client as forwarded by a proxy. */
 function forwardedLine(relay, mark, client) {
   const line = `connection from ${client} through proxy `;
@@ -60,13 +69,7 @@ function forwardedLine(relay, mark, client) {
 }
 
 describe('real_ip_header from a trusted peer', () => {
-  const relay = useRelay({
-    workers: 1,
-    config: {
-      real_ip_header: 'X-Forwarded-For', max_connections_per_ip: 1, limit_loopback: 1,
-      log_level: 'debug',
-    },
-  });
+  const relay = proxyRelay({ max_connections_per_ip: 1 });
 
   it('knows the client by the right-most untrusted X-Forwarded-For entry', async () => {
     const mark = relay.mark();
@@ -97,13 +100,7 @@ describe('real_ip_header from a trusted peer', () => {
 });
 
 describe('real_ip_header from an untrusted peer', () => {
-  const relay = useRelay({
-    workers: 1,
-    config: {
-      real_ip_header: 'X-Forwarded-For', trusted_proxies: '10.0.0.0/8', max_connections_per_ip: 1,
-      limit_loopback: 1, log_level: 'debug',
-    },
-  });
+  const relay = proxyRelay({ trusted_proxies: '10.0.0.0/8', max_connections_per_ip: 1 });
 
   it('ignores the header: both clients count as 127.0.0.1', async () => {
     const mark = relay.mark();
@@ -172,13 +169,7 @@ function httpsGet(port, path, ca) {
 }
 
 describe('behind nginx', () => {
-  const relay = useRelay({
-    workers: 1,
-    config: {
-      real_ip_header: 'X-Forwarded-For', trusted_proxies: '127.0.0.1/32', max_connections_per_ip: 2,
-      limit_loopback: 1, log_level: 'debug',
-    },
-  });
+  const relay = proxyRelay({ trusted_proxies: '127.0.0.1/32', max_connections_per_ip: 2 });
   let dir, port, nginx, nginxLog = '', ca;
 
   before(async () => {
