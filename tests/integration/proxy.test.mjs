@@ -4,14 +4,15 @@
  *
  * Without nginx: a trusted peer's X-Forwarded-For names the client (the
  * right-most untrusted entry, across several header lines), and an
- * untrusted peer's header is ignored.  With nginx: Debian's
+ * untrusted peer's header is ignored.  With limit_loopback = 0 only a
+ * client whose own address is loopback is exempt from the limits.  With nginx: Debian's
  * nginx runs etc/nginx-relay.conf on a free loopback port with a
  * certificate made here; clients connect with wss:// from 127.0.0.2 and
  * 127.0.0.3, publish and subscribe, and max_connections_per_ip bites one
  * client without limiting the other.  nginx refuses /metrics.
  *
  * The relay logs each forwarded address at debug level: the tests wait for
- * that line.  limit_loopback = 1 because every test address is loopback.
+ * that line.  limit_loopback = 1 elsewhere: every nginx client is loopback.
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -96,6 +97,20 @@ describe('real_ip_header from a trusted peer', () => {
     assert.equal((await relay.httpGet('/metrics', { 'X-Forwarded-For': '203.0.113.5' })).status, 403);
     assert.equal((await relay.httpGet('/metrics', { 'X-Forwarded-For': '127.0.0.5' })).status, 200);
     assert.equal((await relay.httpGet('/metrics')).status, 200);
+  });
+});
+
+describe('real_ip_header with limit_loopback = 0', () => {
+  const relay = proxyRelay({ limit_loopback: 0, max_connections_per_ip: 1 });
+
+  it('exempts loopback clients only, not the proxy\'s forwarded ones', async () => {
+    const local = [await openWs(relay.url), await openWs(relay.url, { headers: { 'X-Forwarded-For': '127.0.0.9' } })];
+    const first = await openWs(relay.url, { headers: { 'X-Forwarded-For': '203.0.113.20' } });
+    const second = await openWs(relay.url, { headers: { 'X-Forwarded-For': '203.0.113.20' } });
+    for (const c of local) assert.equal(await served(c), true);
+    assert.equal(await served(first), true);
+    assert.equal(await served(second), false);
+    for (const c of [...local, first, second]) if (c) await c.end();
   });
 });
 
