@@ -12,7 +12,7 @@
 #include "../common/config.h"
 #include "../common/log.h"
 
-#define REALIP_MAX_LINES 16 /* header lines looked at; more is a broken proxy */
+#define REALIP_MAX_LINES 16 /* header lines read; more is no proxy's doing */
 
 int realip_header_kind(const char *name)
 {
@@ -85,7 +85,9 @@ void realip_pick(enum realip_header kind, const char *const *lines, size_t nline
 }
 
 /* The lines of X-Forwarded-For, each a NUL-terminated string in one
- * allocation (*block, freed by the caller).  Returns how many. */
+ * allocation (*block, freed by the caller).  Returns how many: 0 for more
+ * than REALIP_MAX_LINES, since the right end would be missing and a
+ * client-written line taken for the proxy's. */
 static size_t realip_forwarded_lines(struct lws *wsi, const char **lines, char **block)
 {
 	int total = lws_hdr_total_length(wsi, WSI_TOKEN_X_FORWARDED_FOR);
@@ -94,20 +96,21 @@ static size_t realip_forwarded_lines(struct lws *wsi, const char **lines, char *
 	*block = NULL;
 	if (total <= 0)
 		return 0;
-	size = (size_t)total + REALIP_MAX_LINES + 1;
+	size = (size_t)total + 2 * (REALIP_MAX_LINES + 1);
 	*block = malloc(size);
 	if (!*block)
 		return 0;
-	for (int frag = 0; n < REALIP_MAX_LINES; frag++) {
+	for (int frag = 0;; frag++) {
 		int len = lws_hdr_copy_fragment(wsi, *block + used, (int)(size - used),
 						WSI_TOKEN_X_FORWARDED_FOR, frag);
 
 		if (len < 0)
-			break;
+			return n;
+		if (n == REALIP_MAX_LINES)
+			return 0;
 		lines[n++] = *block + used;
 		used += (size_t)len + 1;
 	}
-	return n;
 }
 
 void realip_conn_address(const struct config *cfg, struct lws *wsi, char *ip, size_t ip_len)

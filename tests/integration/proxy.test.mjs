@@ -93,6 +93,15 @@ describe('real_ip_header from a trusted peer', () => {
     await c.end();
   });
 
+  it('ignores a header of more lines than any chain of proxies writes', async () => {
+    const mark = relay.mark();
+    const lines = Array.from({ length: 20 }, (_, i) => `198.51.100.${i + 1}`);
+    const c = await openWs(relay.url, { headers: { 'X-Forwarded-For': lines } });
+    assert.equal(await served(c), true);
+    assert.doesNotMatch(relay.logs(mark), /through proxy/);
+    await c.end();
+  });
+
   it('serves /metrics to a forwarded loopback client only', async () => {
     assert.equal((await relay.httpGet('/metrics', { 'X-Forwarded-For': '203.0.113.5' })).status, 403);
     assert.equal((await relay.httpGet('/metrics', { 'X-Forwarded-For': '127.0.0.5' })).status, 200);
