@@ -8,8 +8,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/un.h>
 
+#include "cidr.h"
 #include "err.h"
 #include "log.h"
 #include "retention.h"
@@ -49,6 +51,12 @@ static const struct config_key config_keys[] = {
 	    " connections; 0 turns the checks off."),
 	U32(listen_check_timeout_ms, "network", "1000", 100, 5000, CONFIG_BOTH,
 	    "How long a check waits for the handshake, then for the socket to take the connection."),
+	STR(real_ip_header, "network", "", CONFIG_LIVE,
+	    "X-Forwarded-For makes the relay know a client by the address a trusted proxy put in that"
+	    " header; empty uses the peer address."),
+	STR(trusted_proxies, "network", "127.0.0.0/8 ::1", CONFIG_LIVE,
+	    "The peers whose real_ip_header is believed, as IPv4 or IPv6 ranges (CIDR) separated by"
+	    " spaces; other peers keep their own address."),
 	STR(data_dir, "paths", "./var/data", CONFIG_BOTH,
 	    "The directory of the database (relay.db) and of the full-text index (search.db)."),
 	STR(run_dir, "paths", "./var/run", CONFIG_BOTH,
@@ -376,6 +384,24 @@ size_t config_kinds(const char *text, uint32_t *out, size_t max)
 	return n;
 }
 
+/* real_ip_header names the one header relayd/realip.c reads; any other
+ * name would be a typo that silently turns the feature off. */
+static int config_proxy_validate(const struct config *cfg, char *err, size_t err_len)
+{
+	struct cidr_list ranges;
+
+	if (cfg->real_ip_header[0] && strcasecmp(cfg->real_ip_header, "X-Forwarded-For")) {
+		snprintf(err, err_len, "real_ip_header must be empty or X-Forwarded-For");
+		return ERR_CONFIG;
+	}
+	if (cidr_list_parse(cfg->trusted_proxies, &ranges)) {
+		snprintf(err, err_len, "trusted_proxies must be at most %d IPv4 or IPv6 ranges"
+			 " (address or address/bits)", CIDR_MAX);
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
 /* Cross-field checks that one key's bounds cannot express. */
 static int config_validate(const struct config *cfg, char *err, size_t err_len)
 {
@@ -400,6 +426,8 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 		snprintf(err, err_len, "private_kinds must be a comma-separated list of kinds 0-65535");
 		return ERR_CONFIG;
 	}
+	if (config_proxy_validate(cfg, err, err_len))
+		return ERR_CONFIG;
 	if (strcmp(cfg->db_synchronous, "full") && strcmp(cfg->db_synchronous, "normal")) {
 		snprintf(err, err_len, "db_synchronous must be full or normal");
 		return ERR_CONFIG;

@@ -29,6 +29,8 @@ struct config {
 	uint32_t workers;
 	uint32_t listen_check_ms;         /* 0: no listener checks (listencheck.h) */
 	uint32_t listen_check_timeout_ms; /* for connecting and each of a check's two answers */
+	char real_ip_header[32];   /* "" or X-Forwarded-For (relayd/realip.h) */
+	char trusted_proxies[CONFIG_TEXT_MAX]; /* ranges whose real_ip_header counts */
 	/* [paths] */
 	char data_dir[CONFIG_PATH_MAX];
 	char run_dir[CONFIG_PATH_MAX];

@@ -7,6 +7,7 @@
 
 #include "nip11.h"
 #include "nip86.h"
+#include "realip.h"
 #include "relayd.h"
 #include "status_page.h"
 
@@ -42,11 +43,12 @@ static void http_set(struct http_answer *a, unsigned status, const char *type, c
 		memcpy(a->body, body, len);
 }
 
-static int http_peer_is_loopback(struct lws *wsi)
+/* Behind a trusted proxy the forwarded client is judged (realip.h). */
+static int http_peer_is_loopback(struct relayd *r, struct lws *wsi)
 {
 	char ip[64] = "";
 
-	lws_get_peer_simple(wsi, ip, sizeof(ip));
+	realip_conn_address(relayd_cfg(r), wsi, ip, sizeof(ip));
 	return strncmp(ip, "127.", 4) == 0 || strcmp(ip, "::1") == 0 ||
 	       strncmp(ip, "::ffff:127.", 11) == 0;
 }
@@ -56,7 +58,7 @@ static void http_metrics(struct relayd *r, struct lws *wsi, struct http_answer *
 	static const char waiting[] = "# stored has not published metrics yet\n";
 	static const char forbidden[] = "metrics are only served to loopback clients\n";
 
-	if (!relayd_cfg(r)->metrics_public && !http_peer_is_loopback(wsi))
+	if (!relayd_cfg(r)->metrics_public && !http_peer_is_loopback(r, wsi))
 		http_set(a, HTTP_STATUS_FORBIDDEN, "text/plain", forbidden, sizeof(forbidden) - 1);
 	else if (r->metrics_text.len)
 		http_set(a, HTTP_STATUS_OK, "text/plain; version=0.0.4", r->metrics_text.data,

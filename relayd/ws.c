@@ -16,6 +16,7 @@
 #include "keepalive.h"
 #include "listen.h"
 #include "policy.h"
+#include "realip.h"
 #include "http.h"
 #include "relayd.h"
 #include "reply.h"
@@ -56,7 +57,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	struct conn *c;
 	bool counted;
 
-	lws_get_peer_simple(wsi, ip, sizeof(ip));
+	realip_conn_address(relayd_cfg(r), wsi, ip, sizeof(ip));
 	if (policy_ip_blocked(r, ip)) {
 		atomic_fetch_add(&r->stats.conns_refused, 1);
 		return -1;

@@ -91,6 +91,8 @@ static const struct key_case keys[] = {
 	U(answer_timeout_ms, "60000", 100, 3600000, "250"),
 	U(listen_check_ms, "1000", 0, 60000, "0"),
 	U(listen_check_timeout_ms, "1000", 100, 5000, "3000"),
+	S(real_ip_header, "", "X-Forwarded-For"),
+	S(trusted_proxies, "127.0.0.0/8 ::1", "10.0.0.0/8 fd00::/8"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
@@ -472,6 +474,32 @@ START_TEST(test_log_level_validation)
 			      "'%s' accepted", bad[i]);
 		expect_in(err, conf_path);
 		expect_in(err, "log_level must be error, warn, info or debug");
+	}
+}
+END_TEST
+
+/* real_ip_header names a header relayd can parse; trusted_proxies is a
+ * range list (common/cidr.h). */
+START_TEST(test_proxy_validation)
+{
+	static const char *const good[] = {
+		"real_ip_header = x-forwarded-for\n", "real_ip_header = X-Forwarded-For\n",
+		"trusted_proxies = \n", "trusted_proxies = 10.0.0.0/8, 192.168.1.2 ::1 fd00::/8\n",
+	};
+	static const char *const bad[] = {
+		"real_ip_header = X-Real-IP\n", "real_ip_header = CF-Connecting-IP\n",
+		"trusted_proxies = 10.0.0.0/33\n", "trusted_proxies = localhost\n",
+		"trusted_proxies = 10.0.0.0/8;::1\n",
+	};
+	struct config cfg;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ck_assert_msg(load_text(good[i], &cfg, err, sizeof(err)) == 0, "%s", err);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(load_text(bad[i], &cfg, err, sizeof(err)) == ERR_CONFIG, "'%s' accepted",
+			      bad[i]);
+		expect_in(err, i < 2 ? "real_ip_header must be" : "trusted_proxies must be");
 	}
 }
 END_TEST
@@ -893,6 +921,7 @@ static Suite *config_suite(void)
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_log_level_validation);
+	tcase_add_test(tc, test_proxy_validation);
 	tcase_add_test(tc, test_db_synchronous_validation);
 	tcase_add_test(tc, test_socket_url);
 	tcase_add_test(tc, test_run_dir_too_long);

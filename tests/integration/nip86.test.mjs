@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { createHash } from 'node:crypto';
 import { useRelay, until, HOST } from './lib/relay.mjs';
-import { keypair, signed, now } from './lib/client.mjs';
+import { Client, keypair, signed, now } from './lib/client.mjs';
+import WebSocket from 'ws';
 
 const admin = keypair();
 
@@ -46,7 +47,7 @@ async function ok(relay, method, params) {
 }
 
 describe('NIP-86 management API', () => {
-  const relay = useRelay({ workers: 2, config: { admin_pubkeys: admin.pk } });
+  const relay = useRelay({ workers: 2, config: { admin_pubkeys: admin.pk, real_ip_header: 'X-Forwarded-For' } });
 
   it('refuses requests without a valid NIP-98 authorization by an admin', async () => {
     const body = JSON.stringify({ method: 'supportedmethods', params: [] });
@@ -192,6 +193,30 @@ describe('NIP-86 management API', () => {
       await c.end();
       return open;
     }, { timeout: 5000, interval: 200, what: 'connections accepted again' });
+  });
+
+  /* Whether a connection claiming X-Forwarded-For xff is served (answers a
+   * REQ) rather than refused. */
+  function servedAs(xff) {
+    return new Promise((resolve) => {
+      const ws = new WebSocket(relay.url, { headers: { 'X-Forwarded-For': xff }, handshakeTimeout: 2000 });
+      ws.once('error', () => resolve(false));
+      ws.once('open', async () => {
+        const c = new Client(ws, null);
+        const r = await c.req('alive', { limit: 1 }).catch(() => null);
+        await c.end();
+        resolve(!!(r && r.eose));
+      });
+    });
+  }
+
+  it('blockip refuses the address a trusted proxy forwards, not the proxy', async () => {
+    assert.equal(await ok(relay, 'blockip', ['203.0.113.40', 'behind a proxy']), true);
+    await until(async () => !(await servedAs('203.0.113.40')) && !(await servedAs('203.0.113.40')),
+      { timeout: 5000, interval: 200, what: 'connections forwarded for 203.0.113.40 refused' });
+    assert.equal(await servedAs('203.0.113.41'), true);
+    assert.equal(await ok(relay, 'unblockip', ['203.0.113.40']), true);
+    await until(() => servedAs('203.0.113.40'), { timeout: 5000, interval: 200, what: 'accepted again' });
   });
 
   it('changerelayname/description/icon change the NIP-11 document of every worker', async () => {
