@@ -7,12 +7,17 @@
  * sync inside the commit that crosses the threshold, before its events
  * are answered.
  *
- * A passive checkpoint beside a busy writer rarely catches up with it.  So
- * the writer still checkpoints on its own connection when the WAL passes a
- * hard bound (checkpointer_after_commit()).  That checkpoint's sync stalls
- * the live path, so the bound is large: the config key wal_max_mb.
+ * The WAL starts over only when a write begins with every frame copied
+ * and no reader on an older snapshot.  Beside a busy writer the thread's
+ * passes copy all they saw, but the writer has committed more by their
+ * end, so under steady ingest the WAL never starts over on their account.
+ * So the writer still checkpoints on its own connection when the WAL passes
+ * a hard bound (checkpointer_after_commit()), and after an idle spell
+ * (checkpointer_idle()).  The bound is the config key wal_max_mb: the
+ * WAL's size under ingest, a small multiple of CHECKPOINT_WAKE_PAGES.
  * checkpointer_limit_wal() makes SQLite cut the WAL file back to the bound
- * when it starts over, since a flood can grow it past the bound meanwhile.
+ * when it starts over, since a reader's snapshot can hold it past the
+ * bound meanwhile.
  */
 #ifndef STORED_CHECKPOINT_H
 #define STORED_CHECKPOINT_H
