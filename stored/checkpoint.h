@@ -38,7 +38,8 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
  * Called by the writer after each commit with the WAL's size in pages.
  * Returns true when the WAL is past the hard bound: the writer should then
  * checkpoint on its own connection now.  Wakes the thread each time the WAL
- * has grown by CHECKPOINT_WAKE_PAGES (checkpoint.c).  Never blocks.
+ * has grown by CHECKPOINT_WAKE_PAGES (checkpoint.c), but not in the last
+ * CHECKPOINT_WAKE_PAGES before the bound.  Never blocks.
  */
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
 
