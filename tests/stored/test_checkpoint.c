@@ -165,21 +165,29 @@ static long wal_file_size(void)
 #define BOUND_FRAMES ((64L * 1024 * 1024 - 32) / (8192 + 24))
 #define BOUND_BYTES (BOUND_FRAMES * (8192 + 24) + 32)
 
-START_TEST(hard_bound_lets_the_wal_restart)
+/* Commits until the writer is asked to checkpoint itself, which must be
+ * exactly from the frames that fit in mib MiB, not before. */
+static void commit_to_bound(struct checkpointer *cp, long mib)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+	long frames = (mib * 1024 * 1024 - 32) / (8192 + 24);
 	bool asked = false;
-	long bound = BOUND_BYTES;
 
-	ck_assert_ptr_nonnull(cp);
-	ck_assert_int_eq(checkpointer_limit_wal(cp, db, 64L * 1024 * 1024), 0);
+	ck_assert_int_eq(checkpointer_limit_wal(cp, db, mib * 1024 * 1024), 0);
 	for (int i = 0; i < 400 && !asked; i++) {
 		commit_rows(100);
 		asked = checkpointer_after_commit(cp, wal_pages);
-		/* Asked exactly from the bound the size gives, not before. */
-		ck_assert_int_eq(asked, wal_pages >= BOUND_FRAMES);
+		ck_assert_int_eq(asked, wal_pages >= frames);
 	}
 	ck_assert(asked);
+}
+
+START_TEST(hard_bound_lets_the_wal_restart)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+	long bound = BOUND_BYTES;
+
+	ck_assert_ptr_nonnull(cp);
+	commit_to_bound(cp, 64);
 	ck_assert_int_ge(wal_pages, BOUND_FRAMES);
 	/* As when the writer's checkpoints were busy for a while. */
 	for (int i = 0; i < 10; i++)
@@ -210,15 +218,9 @@ END_TEST
 START_TEST(no_wake_just_below_the_bound)
 {
 	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
-	bool asked = false;
 
 	ck_assert_ptr_nonnull(cp);
-	ck_assert_int_eq(checkpointer_limit_wal(cp, db, 48L * 1024 * 1024), 0);
-	for (int i = 0; i < 400 && !asked; i++) {
-		commit_rows(100);
-		asked = checkpointer_after_commit(cp, wal_pages);
-	}
-	ck_assert(asked);
+	commit_to_bound(cp, 48);
 	ck_assert_int_gt(wal_pages, 4000);
 	ck_assert_uint_eq(checkpointer_runs(cp), 0);
 	ck_assert_int_eq(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL),
