@@ -158,9 +158,12 @@ static const struct config_key config_keys[] = {
 	U32(db_wal_buffer, "storage", "1", 0, 1, CONFIG_STORED,
 	    "1 makes the writer write each commit's WAL pages in a few large writes at its end; 0"
 	    " writes them SQLite's way."),
-	U32(wal_max_mb, "storage", "512", 64, 65536, CONFIG_STORED,
+	U32(wal_max_mb, "storage", "64", 64, 65536, CONFIG_STORED,
 	    "The MiB of WAL at which the writer checkpoints itself, and to which the WAL file is"
 	    " cut back."),
+	U32(disk_reserve_mb, "storage", "256", 0, 1048576, CONFIG_STORED,
+	    "The MiB kept free on the data directory's file system: below it new events are refused"
+	    " (at least 1% of it, at most a quarter); 0 turns it off."),
 	U32(writer_nice, "storage", "10", 0, 19, CONFIG_STORED,
 	    "The nice value of stored's writer and checkpoint threads; 0 is the same priority as"
 	    " the rest."),

@@ -77,6 +77,7 @@ struct config {
 	uint32_t db_read_map;     /* 0/1: stored/readmap.h for the readers */
 	uint32_t db_wal_buffer;   /* 0/1: stored/walbuf.h for the writer */
 	uint32_t wal_max_mb;      /* the WAL's size where the writer checkpoints itself */
+	uint32_t disk_reserve_mb; /* free space below which new events are refused */
 	uint32_t writer_nice;     /* nice value of the writer and checkpoint threads */
 	uint32_t search;          /* 0/1: NIP-50 full-text index */
 	uint32_t search_index_delay_ms; /* text indexed behind the events (0: in each commit) */

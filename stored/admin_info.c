@@ -157,6 +157,9 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "bad_requests", atomic_load(&st->rpc_bad));
 	admin__add_u64(o, "replies_dropped", atomic_load(&st->replies_dropped));
 	admin__add_u64(o, "listener_restarts", listencheck_relistens(s->listencheck));
+	admin__add_u64(o, "storage_full", atomic_load(&s->disk.full));
+	admin__add_u64(o, "storage_full_refusals", atomic_load(&s->disk.refused));
+	admin__add_u64(o, "disk_free_bytes", atomic_load(&s->disk.free_bytes));
 	admin__add_u64(o, "write_queue", queue_length(s->write_q));
 	admin__add_u64(o, "search_index_lag", (uint64_t)search_watermark_lag(&s->search));
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));

@@ -119,9 +119,16 @@ void checkpointer_idle(struct checkpointer *cp, int wal_pages)
 		checkpointer_poke(cp, wal_pages, true);
 }
 
+/*
+ * No wake within CHECKPOINT_WAKE_PAGES of the hard bound: that pass would
+ * still run when the writer reaches the bound, its checkpoint would find
+ * the thread busy, and the WAL would grow past the bound until the pass
+ * ends.  The writer copies those pages itself instead.
+ */
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages)
 {
-	if (checkpointer_unwoken(cp, wal_pages) >= CHECKPOINT_WAKE_PAGES)
+	if (checkpointer_unwoken(cp, wal_pages) >= CHECKPOINT_WAKE_PAGES &&
+	    wal_pages <= cp->hard_pages - CHECKPOINT_WAKE_PAGES)
 		checkpointer_poke(cp, wal_pages, false);
 	return wal_pages >= cp->hard_pages;
 }

@@ -7,12 +7,17 @@
  * sync inside the commit that crosses the threshold, before its events
  * are answered.
  *
- * A passive checkpoint beside a busy writer rarely catches up with it.  So
- * the writer still checkpoints on its own connection when the WAL passes a
- * hard bound (checkpointer_after_commit()).  That checkpoint's sync stalls
- * the live path, so the bound is large: the config key wal_max_mb.
+ * The WAL starts over only when a write begins with every frame copied
+ * and no reader on an older snapshot.  Beside a busy writer the thread's
+ * passes copy all they saw, but the writer has committed more by their
+ * end, so under steady ingest the WAL never starts over on their account.
+ * So the writer still checkpoints on its own connection when the WAL passes
+ * a hard bound (checkpointer_after_commit()), and after an idle spell
+ * (checkpointer_idle()).  The bound is the config key wal_max_mb: the
+ * WAL's size under ingest, a small multiple of CHECKPOINT_WAKE_PAGES.
  * checkpointer_limit_wal() makes SQLite cut the WAL file back to the bound
- * when it starts over, since a flood can grow it past the bound meanwhile.
+ * when it starts over, since a reader's snapshot can hold it past the
+ * bound meanwhile.
  */
 #ifndef STORED_CHECKPOINT_H
 #define STORED_CHECKPOINT_H
@@ -33,7 +38,8 @@ struct checkpointer *checkpointer_start(const char *path, const char *synchronou
  * Called by the writer after each commit with the WAL's size in pages.
  * Returns true when the WAL is past the hard bound: the writer should then
  * checkpoint on its own connection now.  Wakes the thread each time the WAL
- * has grown by CHECKPOINT_WAKE_PAGES (checkpoint.c).  Never blocks.
+ * has grown by CHECKPOINT_WAKE_PAGES (checkpoint.c), but not in the last
+ * CHECKPOINT_WAKE_PAGES before the bound.  Never blocks.
  */
 bool checkpointer_after_commit(struct checkpointer *cp, int wal_pages);
 

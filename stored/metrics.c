@@ -112,6 +112,15 @@ static void metrics_stored(struct metrics *m)
 	metrics_line(b, "relay_search_db_bytes", "gauge",
 		     "Size of the full-text index file (search.db) and its write-ahead log.", -1,
 		     (double)(metrics_file_size(m->s->search_path) + metrics_file_size(search_wal)));
+	metrics_line(b, "relay_storage_full", "gauge",
+		     "1 while free space is below disk_reserve_mb and new events are refused.", -1,
+		     atomic_load(&m->s->disk.full) ? 1.0 : 0.0);
+	metrics_line(b, "relay_storage_full_refusals_total", "counter",
+		     "Events refused because free space was below disk_reserve_mb.", -1,
+		     (double)atomic_load(&m->s->disk.refused));
+	metrics_line(b, "relay_disk_free_bytes", "gauge",
+		     "Free bytes on the data directory's file system at the last check.", -1,
+		     (double)atomic_load(&m->s->disk.free_bytes));
 	metrics_line(b, "relay_write_queue", "gauge", "Events waiting for the writer.", -1,
 		     (double)queue_length(m->s->write_q));
 	metrics_line(b, "relay_search_index_lag", "gauge",

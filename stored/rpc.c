@@ -14,6 +14,7 @@
 #include "../common/log.h"
 #include "../common/rundir.h"
 #include "../proto/msg.h"
+#include "diskwatch.h"
 #include "gate.h"
 #include "jobs.h"
 #include "manage.h"
@@ -149,6 +150,18 @@ static void rpc_ephemeral(struct stored *s, const struct rpc_return *to, struct 
 	rpc_answer_event(s, to, m->conn_id, id, true, "");
 }
 
+/* A stored event while the disk is below its reserve (diskwatch.h):
+ * refused here, before it queues for a commit that would need room.
+ * Ephemeral events need no disk and are still relayed. */
+static void rpc_refuse_full(struct stored *s, const struct rpc_return *to,
+			    const struct msg_event_store *m)
+{
+	diskwatch_count_refused(&s->disk, 1);
+	writer_count_reject(&s->stats, DISKWATCH_MESSAGE);
+	atomic_fetch_add(&s->stats.events_rejected, 1);
+	rpc_answer_event(s, to, m->conn_id, m->event.id, false, DISKWATCH_MESSAGE);
+}
+
 static void rpc_event_store(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len)
 {
@@ -161,6 +174,11 @@ static void rpc_event_store(struct stored *s, const struct rpc_return *to, const
 	}
 	if (event_class_of(m.event.kind) == EVENT_EPHEMERAL) {
 		rpc_ephemeral(s, to, &m);
+		msg_event_store_release(&m);
+		return;
+	}
+	if (diskwatch_full(&s->disk)) {
+		rpc_refuse_full(s, to, &m);
 		msg_event_store_release(&m);
 		return;
 	}

@@ -27,6 +27,7 @@
 
 #include "../common/config.h"
 #include "../common/histo.h"
+#include "diskwatch.h"
 #include "search_watermark.h"
 #include "visible.h"
 
@@ -134,6 +135,7 @@ struct stored {
 	struct gate *gate;       /* the rpc thread's checks of ephemeral events (gate.h) */
 	struct recent_ids *ephemeral_seen; /* the rpc thread's: ephemeral ids relayed lately */
 	struct backup *backup;   /* relayctl backup (backup.h) */
+	struct diskwatch disk;   /* free space on data_dir (diskwatch.h; set by writer_start) */
 };
 
 #endif

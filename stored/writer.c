@@ -13,6 +13,7 @@
 #include "backup.h"
 #include "checkpoint.h"
 #include "db.h"
+#include "diskwatch.h"
 #include "sql.h"
 #include "ingest.h"
 #include "jobs.h"
@@ -372,11 +373,28 @@ static void writer_commit_written(void *arg)
 	writer_publish(arg);
 }
 
-/* Applies a batch; returns 0 if it committed. */
+/* Refuses a batch without a transaction when the disk is below its
+ * reserve: events the rpc thread queued just before, and imports. */
+static bool writer_refuse_full(struct writer *w, size_t n)
+{
+	if (!diskwatch_full(&w->s->disk))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		w->outcome[i] = INGEST_REFUSED;
+		w->why[i] = DISKWATCH_MESSAGE;
+	}
+	diskwatch_count_refused(&w->s->disk, n);
+	return true;
+}
+
+/* Applies a batch; returns 0 if it committed, or refused it whole for
+ * want of space. */
 static int writer_apply(struct writer *w, size_t n)
 {
 	int64_t last = 0;
 
+	if (writer_refuse_full(w, n))
+		return 0;
 	if (writer_exec(w, "BEGIN IMMEDIATE"))
 		return ERR_DB;
 	for (size_t i = 0; i < n; i++) {
@@ -405,6 +423,7 @@ static int writer_apply(struct writer *w, size_t n)
 	/* A search that may include them then knows the index has to reach
 	 * them, and a history bounded by the broadcaster's last seq can read
 	 * them. */
+	atomic_fetch_add(&w->s->stats.commits, 1);
 	if (w->search)
 		search_watermark_committed(&w->s->search, last);
 	visible_mark_advance(&w->s->visible, last);
@@ -434,8 +453,6 @@ static void writer_finish(struct writer *w, size_t n, int committed)
 	writer_send_results(w);
 	for (size_t i = 0; i < n; i++)
 		write_job_free(w->batch[i]);
-	if (committed)
-		atomic_fetch_add(&st->commits, 1);
 }
 
 /* Frees the writer and what it holds (any part may be missing). */
@@ -543,6 +560,8 @@ int writer_start(struct stored *s, pthread_t *thread)
 	if (!w)
 		return ERR_NOMEM;
 	w->s = s;
+	/* Before the rpc thread starts, which checks it too. */
+	diskwatch_init(&s->disk, s->cfg.data_dir, s->cfg.disk_reserve_mb);
 	w->last_expiry = INT64_MIN / 2; /* the expiry job runs at the first wait */
 	w->batch = calloc(n, sizeof(*w->batch));
 	w->outcome = calloc(n, sizeof(*w->outcome));

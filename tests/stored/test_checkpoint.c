@@ -12,7 +12,8 @@
  *     checkpointer_limit_wal), and a writer checkpoint there lets the WAL
  *     start over (the next commits report a small WAL); a WAL that grew
  *     past the bound meanwhile is cut back to it in the file; a bound too
- *     small for the thread to work under is refused;
+ *     small for the thread to work under is refused; the thread is not
+ *     woken in the last stretch before the bound;
  *   - an idle writer's word (checkpointer_idle) has the thread copy what
  *     is below the threshold, once per growth, and the WAL then starts over;
  *   - stopping with nothing to do is clean.
@@ -164,21 +165,29 @@ static long wal_file_size(void)
 #define BOUND_FRAMES ((64L * 1024 * 1024 - 32) / (8192 + 24))
 #define BOUND_BYTES (BOUND_FRAMES * (8192 + 24) + 32)
 
-START_TEST(hard_bound_lets_the_wal_restart)
+/* Commits until the writer is asked to checkpoint itself, which must be
+ * exactly from the frames that fit in mib MiB, not before. */
+static void commit_to_bound(struct checkpointer *cp, long mib)
 {
-	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+	long frames = (mib * 1024 * 1024 - 32) / (8192 + 24);
 	bool asked = false;
-	long bound = BOUND_BYTES;
 
-	ck_assert_ptr_nonnull(cp);
-	ck_assert_int_eq(checkpointer_limit_wal(cp, db, 64L * 1024 * 1024), 0);
+	ck_assert_int_eq(checkpointer_limit_wal(cp, db, mib * 1024 * 1024), 0);
 	for (int i = 0; i < 400 && !asked; i++) {
 		commit_rows(100);
 		asked = checkpointer_after_commit(cp, wal_pages);
-		/* Asked exactly from the bound the size gives, not before. */
-		ck_assert_int_eq(asked, wal_pages >= BOUND_FRAMES);
+		ck_assert_int_eq(asked, wal_pages >= frames);
 	}
 	ck_assert(asked);
+}
+
+START_TEST(hard_bound_lets_the_wal_restart)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+	long bound = BOUND_BYTES;
+
+	ck_assert_ptr_nonnull(cp);
+	commit_to_bound(cp, 64);
 	ck_assert_int_ge(wal_pages, BOUND_FRAMES);
 	/* As when the writer's checkpoints were busy for a while. */
 	for (int i = 0; i < 10; i++)
@@ -198,6 +207,26 @@ START_TEST(hard_bound_lets_the_wal_restart)
 	ck_assert_int_lt(wal_pages, 100);
 	ck_assert_int_le(wal_file_size(), bound);
 	ck_assert(!checkpointer_after_commit(cp, wal_pages));
+	checkpointer_stop(cp);
+}
+END_TEST
+
+/* The thread is not woken within its wake threshold (4,000 pages) of the
+ * bound: that pass would hold off the writer's checkpoint at the bound.
+ * Under 48 MiB of 8 KiB pages (~6,100 frames) it is never woken, and the
+ * writer's own checkpoint lets the WAL start over. */
+START_TEST(no_wake_just_below_the_bound)
+{
+	struct checkpointer *cp = checkpointer_start(db_path, "normal", 0);
+
+	ck_assert_ptr_nonnull(cp);
+	commit_to_bound(cp, 48);
+	ck_assert_int_gt(wal_pages, 4000);
+	ck_assert_uint_eq(checkpointer_runs(cp), 0);
+	ck_assert_int_eq(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL),
+			 SQLITE_OK);
+	commit_rows(10);
+	ck_assert_int_lt(wal_pages, 100);
 	checkpointer_stop(cp);
 }
 END_TEST
@@ -239,6 +268,7 @@ int main(void)
 	tcase_add_test(tc, wakes_and_copies);
 	tcase_add_test(tc, idle_copies_the_rest);
 	tcase_add_test(tc, hard_bound_lets_the_wal_restart);
+	tcase_add_test(tc, no_wake_just_below_the_bound);
 	tcase_add_test(tc, bound_too_small);
 	tcase_add_test(tc, stop_idle);
 	suite_add_tcase(s, tc);
