@@ -399,7 +399,7 @@ async function countsPastABound(relay, sent, refused) {
   await preloadForCounts(pub);
   const filters = heavyCountFilters();
   for (let i = 0; i < sent; i++) busy.send(['COUNT', `q${i}`, ...filters]);
-  const first = await busy.waitFor(refused, { timeout: 5000, what: 'a COUNT refused' });
+  const first = await busy.waitFor(refused, { timeout: 20000, what: 'a COUNT refused' });
   return { busy, other, first };
 }
 
@@ -469,7 +469,7 @@ describe('a full query queue', () => {
       /* One running and four waiting, each reading 1.2M rows: the queue is
        * still full. */
       other.send(['REQ', 'r', { kinds: [1], limit: 1 }]);
-      const req = await other.waitFor((m) => m[1] === 'r', { timeout: 5000 });
+      const req = await other.waitFor((m) => m[1] === 'r', { timeout: 20000 });
       assert.deepEqual(req, ['CLOSED', 'r', 'error: the relay is overloaded, retry']);
       /* One ran and at most four waited. */
       await assertEachCountAnsweredOnce(busy, first, sent, 5);
