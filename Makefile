@@ -256,9 +256,10 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE $(WARN)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-# The parsers under fuzz need no nng; the listener check is all nng.  SQLite
-# is there for common/search.c (live NIP-50 matching uses FTS5's tokenizer).
-FUZZ_LIB_SRC := $(filter-out common/listencheck.c,$(wildcard common/*.c)) $(wildcard proto/*.c)
+# The parsers under fuzz need no nng; the listener check and the socket
+# listener (rundir.c) are all nng.  SQLite is there for common/search.c
+# (live NIP-50 matching uses FTS5's tokenizer).
+FUZZ_LIB_SRC := $(filter-out common/listencheck.c common/rundir.c,$(wildcard common/*.c)) $(wildcard proto/*.c)
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(DEPS_STAMP)
 	@mkdir -p build-fuzz
