@@ -55,6 +55,10 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_BUNDLE] = "bundle",
 	[MSG_QUERY_LAST] = "query_last",
 	[MSG_SUB_REPLAY] = "sub_replay",
+	[MSG_CONNS_ASK] = "conns_ask",
+	[MSG_CONNS_LIST] = "conns_list",
+	[MSG_CONN_KICK] = "conn_kick",
+	[MSG_CONN_KICKED] = "conn_kicked",
 };
 
 const char *msg_type_name(int type)
@@ -1338,4 +1342,171 @@ void msg_bundle_release(struct msg_bundle *m)
 	free(m->parts);
 	m->parts = NULL;
 	m->count = 0;
+}
+
+/* ---- CONNS_ASK, CONNS_LIST, CONN_KICK, CONN_KICKED ---- */
+
+int msg_encode_conns_ask(struct buf *out, const struct msg_header *h,
+			 const struct msg_conns_ask *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_CONNS_ASK);
+	put_u32(&w, m->max);
+	return writer_end(&w);
+}
+
+int msg_decode_conns_ask(const void *body, size_t len, struct msg_conns_ask *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->max = wire_get_u32(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* conn_id, address, since, messages in and out, subscriptions, npubkeys */
+#define CONN_INFO_MIN (8 + STR_MIN + 8 + 8 + 8 + 4 + 1)
+
+size_t msg_conn_info_len(const struct msg_conn_info *c)
+{
+	return CONN_INFO_MIN + c->address.len + (size_t)c->npubkeys * KEY_LEN;
+}
+
+static void put_conn_info(struct msg_writer *w, const struct msg_conn_info *c)
+{
+	put_u64(w, c->conn_id);
+	put_view(w, &c->address);
+	put_u64(w, c->since);
+	put_u64(w, c->messages_in);
+	put_u64(w, c->messages_out);
+	put_u32(w, c->subscriptions);
+	put_u8(w, (uint8_t)c->npubkeys);
+	put_raw(w, c->pubkeys, (size_t)c->npubkeys * KEY_LEN);
+}
+
+static void get_conn_info(struct wire_reader *r, struct msg_conn_info *c)
+{
+	c->conn_id = wire_get_u64(r);
+	c->address = get_view(r);
+	if (c->address.len > MSG_CONN_ADDRESS_MAX)
+		reader_reject(r, ERR_INVAL);
+	c->since = wire_get_u64(r);
+	c->messages_in = wire_get_u64(r);
+	c->messages_out = wire_get_u64(r);
+	c->subscriptions = wire_get_u32(r);
+	c->npubkeys = wire_get_u8(r);
+	if (c->npubkeys > MSG_VIEWERS_MAX) {
+		reader_reject(r, ERR_INVAL);
+		c->npubkeys = 0;
+	}
+	wire_get_raw(r, c->pubkeys, (size_t)c->npubkeys * KEY_LEN);
+}
+
+/* An encoder refuses what its decoder would: more than 8 pubkeys, a
+ * longer address, or more listed than total. */
+int msg_encode_conns_list(struct buf *out, const struct msg_header *h,
+			  const struct msg_conns_list *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_CONNS_LIST);
+	if (m->count > m->total)
+		w.err = ERR_INVAL;
+	put_u32(&w, m->total);
+	put_u32(&w, m->count);
+	for (uint32_t i = 0; i < m->count && !w.err; i++) {
+		if (m->conns[i].npubkeys > MSG_VIEWERS_MAX ||
+		    m->conns[i].address.len > MSG_CONN_ADDRESS_MAX)
+			w.err = ERR_INVAL;
+		else
+			put_conn_info(&w, &m->conns[i]);
+	}
+	return writer_end(&w);
+}
+
+int msg_decode_conns_list(const void *body, size_t len, struct msg_conns_list *m)
+{
+	struct wire_reader r;
+	uint32_t n;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	wire_reader_init(&r, body, len);
+	m->total = wire_get_u32(&r);
+	n = get_count(&r, CONN_INFO_MIN);
+	if (n > m->total)
+		reader_reject(&r, ERR_INVAL);
+	m->conns = reader_alloc(&r, n, sizeof(*m->conns));
+	for (uint32_t i = 0; m->conns && i < n; i++)
+		get_conn_info(&r, &m->conns[i]);
+	m->count = m->conns ? n : 0;
+	err = wire_finish(&r);
+	if (err) {
+		msg_conns_list_release(m);
+		memset(m, 0, sizeof(*m));
+	}
+	return err;
+}
+
+void msg_conns_list_release(struct msg_conns_list *m)
+{
+	if (!m)
+		return;
+	free(m->conns);
+	m->conns = NULL;
+	m->count = 0;
+}
+
+static bool close_code_ok(uint16_t code)
+{
+	return code >= 1000 && code <= 4999;
+}
+
+int msg_encode_conn_kick(struct buf *out, const struct msg_header *h,
+			 const struct msg_conn_kick *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_CONN_KICK);
+	if (!close_code_ok(m->code) || m->reason.len > MSG_CLOSE_REASON_MAX)
+		w.err = ERR_INVAL;
+	put_u64(&w, m->conn_id);
+	put_u16(&w, m->code);
+	put_view(&w, &m->reason);
+	return writer_end(&w);
+}
+
+int msg_decode_conn_kick(const void *body, size_t len, struct msg_conn_kick *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->code = wire_get_u16(&r);
+	m->reason.ptr = wire_get_str(&r, &m->reason.len, MSG_CLOSE_REASON_MAX);
+	if (!r.err && !close_code_ok(m->code))
+		reader_reject(&r, ERR_INVAL);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_conn_kicked(struct buf *out, const struct msg_header *h,
+			   const struct msg_conn_kicked *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_CONN_KICKED);
+	put_u64(&w, m->conn_id);
+	put_bool(&w, m->found);
+	return writer_end(&w);
+}
+
+int msg_decode_conn_kicked(const void *body, size_t len, struct msg_conn_kicked *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->found = get_bool(&r);
+	return decode_end(&r, m, sizeof(*m));
 }

@@ -4,7 +4,9 @@
  * Channels (socket paths are in the README):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
- *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, SUB_REPLAY, and BUNDLE (several
+ *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, SUB_REPLAY,
+ *                   CONNS_LIST, CONN_KICKED (answers to stored's questions,
+ *                   echoing their request id), and BUNDLE (several
  *                   of these in one message).  One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
@@ -12,7 +14,8 @@
  *                   boot id) -> relayd (PULL, listens).  Replies: HELLO_ACK,
  *                   EVENT_RESULT, EVENT_RESULTS (a commit's), QUERY_EVENTS (zero or more) then
  *                   QUERY_LAST (or QUERY_DONE when the query failed),
- *                   COUNT_RESULT, MANAGE_RESULT.  Not the REP socket: raw
+ *                   COUNT_RESULT, MANAGE_RESULT, and stored's own
+ *                   questions CONNS_ASK and CONN_KICK.  Not the REP socket: raw
  *                   REP drops a reply whenever the pipe's two-message queue
  *                   is full (a commit answers hundreds at once), while PUSH
  *                   waits.  The boot id in the name keeps replies meant for
@@ -86,6 +89,10 @@ enum msg_type {
 	MSG_BUNDLE = 19,
 	MSG_QUERY_LAST = 20,
 	MSG_SUB_REPLAY = 21,
+	MSG_CONNS_ASK = 22,
+	MSG_CONNS_LIST = 23,
+	MSG_CONN_KICK = 24,
+	MSG_CONN_KICKED = 25,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -351,6 +358,65 @@ struct msg_policy {
 	uint8_t writes_restricted; /* 1: an allow list of pubkeys or kinds is in force */
 };
 
+/* ---- relayctl conns and kick: stored asks, each worker answers ----
+ * stored sends CONNS_ASK or CONN_KICK on a worker's reply channel with a
+ * request id of its own; the worker answers with CONNS_LIST or
+ * CONN_KICKED on stored-rpc.ipc, echoing that id. */
+
+/* CONNS_ASK: list at most max of your open connections. */
+struct msg_conns_ask {
+	uint32_t max;
+};
+
+/* Longest client address text (relayd/conn.h keeps 64 bytes with the NUL). */
+#define MSG_CONN_ADDRESS_MAX 63
+/* A worker's CONNS_LIST stays under this many bytes, below stored's 1 MiB
+ * receive bound: past it the worker lists fewer connections. */
+#define MSG_CONNS_LIST_BYTES (960u << 10)
+
+/* One open connection of a worker. */
+struct msg_conn_info {
+	uint64_t conn_id;
+	struct msg_str address;  /* the client's (relayd/realip.h), at most MSG_CONN_ADDRESS_MAX bytes */
+	uint64_t since;          /* unix seconds when it opened */
+	uint64_t messages_in;    /* websocket messages it sent */
+	uint64_t messages_out;   /* frames written to it */
+	uint32_t subscriptions;  /* open REQs */
+	uint32_t npubkeys;       /* NIP-42 pubkeys it authenticated, 0..MSG_VIEWERS_MAX */
+	uint8_t pubkeys[MSG_VIEWERS_MAX][32];
+};
+
+/* CONNS_LIST: the answer to CONNS_ASK.  total counts every open
+ * connection; count of them are listed (fewer when the ask's max or
+ * MSG_CONNS_LIST_BYTES cut the list). */
+struct msg_conns_list {
+	uint32_t total;
+	uint32_t count;
+	struct msg_conn_info *conns; /* decoded: owned array of views, msg_conns_list_release() */
+};
+
+/* The bytes one connection adds to a CONNS_LIST body. */
+size_t msg_conn_info_len(const struct msg_conn_info *c);
+
+/* Longest reason of a websocket Close frame (RFC 6455 5.5: 125 bytes of
+ * payload, 2 of them the code). */
+#define MSG_CLOSE_REASON_MAX 123
+
+/* CONN_KICK: close conn_id with a websocket Close of code (1000..4999)
+ * and reason (0..MSG_CLOSE_REASON_MAX bytes). */
+struct msg_conn_kick {
+	uint64_t conn_id;
+	uint16_t code;
+	struct msg_str reason;
+};
+
+/* CONN_KICKED: the answer to CONN_KICK; found is false when the worker
+ * has no open connection conn_id. */
+struct msg_conn_kicked {
+	uint64_t conn_id;
+	bool found;
+};
+
 /*
  * Encoders append the header and body to out (which they do not reset).
  * They take only h->worker and h->request_id (msg_header_for() builds h).
@@ -388,6 +454,14 @@ int msg_encode_manage_result(struct buf *out, const struct msg_header *h,
 			     const struct msg_manage_result *m);
 int msg_encode_count_result(struct buf *out, const struct msg_header *h,
 			    const struct msg_count_result *m);
+int msg_encode_conns_ask(struct buf *out, const struct msg_header *h,
+			 const struct msg_conns_ask *m);
+int msg_encode_conns_list(struct buf *out, const struct msg_header *h,
+			  const struct msg_conns_list *m);
+int msg_encode_conn_kick(struct buf *out, const struct msg_header *h,
+			 const struct msg_conn_kick *m);
+int msg_encode_conn_kicked(struct buf *out, const struct msg_header *h,
+			   const struct msg_conn_kicked *m);
 
 /*
  * Reads the header from the first MSG_HEADER_LEN bytes of data.
@@ -422,6 +496,10 @@ int msg_decode_policy(const void *body, size_t len, struct msg_policy *m);
 int msg_decode_manage(const void *body, size_t len, struct msg_manage *m);
 int msg_decode_manage_result(const void *body, size_t len, struct msg_manage_result *m);
 int msg_decode_count_result(const void *body, size_t len, struct msg_count_result *m);
+int msg_decode_conns_ask(const void *body, size_t len, struct msg_conns_ask *m);
+int msg_decode_conns_list(const void *body, size_t len, struct msg_conns_list *m);
+int msg_decode_conn_kick(const void *body, size_t len, struct msg_conn_kick *m);
+int msg_decode_conn_kicked(const void *body, size_t len, struct msg_conn_kicked *m);
 
 /* Release what a successful decode owns.  NULL-safe and idempotent. */
 void msg_event_store_release(struct msg_event_store *m);
@@ -434,5 +512,6 @@ void msg_bundle_release(struct msg_bundle *m);
 void msg_deliver_release(struct msg_deliver *m);
 void msg_count_release(struct msg_count *m);
 void msg_policy_release(struct msg_policy *m);
+void msg_conns_list_release(struct msg_conns_list *m);
 
 #endif

@@ -776,6 +776,117 @@ static int count_result_decode(const uint8_t *body, size_t len, const void *want
 	return err;
 }
 
+/* ---- CONNS_ASK, CONNS_LIST, CONN_KICK, CONN_KICKED ---- */
+
+static const struct msg_conns_ask conns_ask_sample = { .max = 10000 };
+
+static const struct msg_conn_info conn_info_sample[2] = {
+	{ .conn_id = 0x0000000500000003ull, .address = { "2001:db8::17", 12 },
+	  .since = 1700000000, .messages_in = 42, .messages_out = UINT64_MAX,
+	  .subscriptions = 3, .npubkeys = 2, .pubkeys = { { 0xaa }, { 0xbb, [31] = 0x01 } } },
+	{ .conn_id = 1, .address = { "", 0 }, .since = 0 },
+};
+static const struct msg_conns_list conns_list_sample = {
+	.total = 7, .count = 2, .conns = (struct msg_conn_info *)conn_info_sample
+};
+static const struct msg_conns_list conns_list_bare = { .total = 0 };
+static const struct msg_conn_kick conn_kick_sample = {
+	.conn_id = UINT64_MAX, .code = 1008, .reason = { "kicked by the operator", 22 }
+};
+static const struct msg_conn_kicked conn_kicked_sample = { .conn_id = 99, .found = true };
+
+static int conns_ask_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_conns_ask *w = want;
+	struct msg_conns_ask m;
+	int err = msg_decode_conns_ask(body, len, &m);
+
+	if (!err && w)
+		ck_assert_uint_eq(m.max, w->max);
+	return err;
+}
+
+static void assert_conn_info_eq(const struct msg_conn_info *got, const struct msg_conn_info *w,
+				const uint8_t *body, size_t len)
+{
+	ck_assert_uint_eq(got->conn_id, w->conn_id);
+	assert_msg_str(got->address, w->address, body, len);
+	ck_assert_uint_eq(got->since, w->since);
+	ck_assert_uint_eq(got->messages_in, w->messages_in);
+	ck_assert_uint_eq(got->messages_out, w->messages_out);
+	ck_assert_uint_eq(got->subscriptions, w->subscriptions);
+	ck_assert_uint_eq(got->npubkeys, w->npubkeys);
+	assert_bytes_eq(got->pubkeys, w->pubkeys, (size_t)w->npubkeys * 32);
+}
+
+static int conns_list_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_conns_list *w = want;
+	struct msg_conns_list m;
+	int err = msg_decode_conns_list(body, len, &m);
+
+	if (err) {
+		ck_assert_ptr_null(m.conns);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.total, w->total);
+		ck_assert_uint_eq(m.count, w->count);
+		for (uint32_t i = 0; i < w->count; i++)
+			assert_conn_info_eq(&m.conns[i], &w->conns[i], body, len);
+	}
+	msg_conns_list_release(&m);
+	msg_conns_list_release(&m);
+	return 0;
+}
+
+static int conn_kick_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_conn_kick *w = want;
+	struct msg_conn_kick m;
+	int err = msg_decode_conn_kick(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		ck_assert_uint_eq(m.code, w->code);
+		assert_msg_str(m.reason, w->reason, body, len);
+	}
+	return err;
+}
+
+static int conn_kicked_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_conn_kicked *w = want;
+	struct msg_conn_kicked m;
+	int err = msg_decode_conn_kicked(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		ck_assert_int_eq(m.found, w->found);
+	}
+	return err;
+}
+
+static int conns_ask_encode(struct buf *out, const void *m)
+{
+	return msg_encode_conns_ask(out, &sample_header, m);
+}
+
+static int conns_list_encode(struct buf *out, const void *m)
+{
+	return msg_encode_conns_list(out, &sample_header, m);
+}
+
+static int conn_kick_encode(struct buf *out, const void *m)
+{
+	return msg_encode_conn_kick(out, &sample_header, m);
+}
+
+static int conn_kicked_encode(struct buf *out, const void *m)
+{
+	return msg_encode_conn_kicked(out, &sample_header, m);
+}
+
 /* ---- the case table ---- */
 
 static int hello_encode(struct buf *out, const void *m)
@@ -922,6 +1033,13 @@ static const struct msg_case cases[] = {
 	{ "policy bare", MSG_POLICY, policy_encode, policy_decode, &policy_bare },
 	{ "manage_result", MSG_MANAGE_RESULT, manage_result_encode, manage_result_decode,
 	  &manage_result_sample },
+	{ "conns_ask", MSG_CONNS_ASK, conns_ask_encode, conns_ask_decode, &conns_ask_sample },
+	{ "conns_list", MSG_CONNS_LIST, conns_list_encode, conns_list_decode, &conns_list_sample },
+	{ "conns_list bare", MSG_CONNS_LIST, conns_list_encode, conns_list_decode,
+	  &conns_list_bare },
+	{ "conn_kick", MSG_CONN_KICK, conn_kick_encode, conn_kick_decode, &conn_kick_sample },
+	{ "conn_kicked", MSG_CONN_KICKED, conn_kicked_encode, conn_kicked_decode,
+	  &conn_kicked_sample },
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 
@@ -1838,6 +1956,68 @@ static void add_case_loop(TCase *tc, const TTest *test)
  * incarnations of a worker never share one; the longest fits the buffer. */
 /* A bundle of more than MSG_BUNDLE_MAX parts, or with a part too short to
  * hold a header, is refused. */
+/* msg_conn_info_len() is what each entry adds to the body. */
+START_TEST(test_conn_info_len)
+{
+	struct msg_conns_list one = { .total = 1, .count = 1 };
+	struct buf a = BUF_INIT, b = BUF_INIT;
+
+	for (int i = 0; i < 2; i++) {
+		one.conns = (struct msg_conn_info *)&conn_info_sample[i];
+		ck_assert_int_eq(msg_encode_conns_list(&a, &sample_header, &conns_list_bare), 0);
+		ck_assert_int_eq(msg_encode_conns_list(&b, &sample_header, &one), 0);
+		ck_assert_uint_eq(b.len - a.len, msg_conn_info_len(&conn_info_sample[i]));
+		buf_reset(&a);
+		buf_reset(&b);
+	}
+	buf_free(&a);
+	buf_free(&b);
+}
+END_TEST
+
+/* What a decoder would refuse, its encoder refuses; hand-built bodies
+ * with more listed than total, 9 pubkeys or a bad close code fail. */
+START_TEST(test_conns_refusals)
+{
+	struct msg_conn_info nine = conn_info_sample[0];
+	struct msg_conns_list over = { .total = 1, .count = 2,
+				       .conns = (struct msg_conn_info *)conn_info_sample };
+	struct msg_conns_list list = { .total = 1, .count = 1, .conns = &nine };
+	struct msg_conn_kick kick = conn_kick_sample;
+	struct msg_conns_list m;
+	struct msg_conn_kick k;
+	struct buf b = BUF_INIT;
+
+	ck_assert_int_eq(msg_encode_conns_list(&b, &sample_header, &over), ERR_INVAL);
+	ck_assert_uint_eq(b.len, 0);
+	nine.npubkeys = MSG_VIEWERS_MAX + 1;
+	ck_assert_int_eq(msg_encode_conns_list(&b, &sample_header, &list), ERR_INVAL);
+	kick.code = 999;
+	ck_assert_int_eq(msg_encode_conn_kick(&b, &sample_header, &kick), ERR_INVAL);
+	kick.code = 1000;
+	kick.reason.len = MSG_CLOSE_REASON_MAX + 1;
+	ck_assert_int_eq(msg_encode_conn_kick(&b, &sample_header, &kick), ERR_INVAL);
+	ck_assert_uint_eq(b.len, 0);
+	/* total 1, count 2: the count fits the bytes but not the total */
+	ck_assert_int_eq(msg_encode_conns_list(&b, &sample_header, &conns_list_sample), 0);
+	b.data[MSG_HEADER_LEN + 3] = 1;
+	ck_assert_int_eq(msg_decode_conns_list(body_of(&b), body_len(&b), &m), ERR_INVAL);
+	ck_assert_ptr_null(m.conns);
+	buf_reset(&b);
+	/* npubkeys 9 (byte 8+4+12+8+8+8+4 of the first entry) */
+	list.total = 1;
+	nine.npubkeys = 0;
+	ck_assert_int_eq(msg_encode_conns_list(&b, &sample_header, &list), 0);
+	b.data[MSG_HEADER_LEN + 8 + 8 + 4 + 12 + 8 + 8 + 8 + 4] = MSG_VIEWERS_MAX + 1;
+	ck_assert_int_eq(msg_decode_conns_list(body_of(&b), body_len(&b), &m), ERR_INVAL);
+	buf_reset(&b);
+	ck_assert_int_eq(msg_encode_conn_kick(&b, &sample_header, &conn_kick_sample), 0);
+	b.data[MSG_HEADER_LEN + 8] = 0; /* code 0x00f0 */
+	ck_assert_int_eq(msg_decode_conn_kick(body_of(&b), body_len(&b), &k), ERR_INVAL);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_bundle_limits)
 {
 	struct msg_str parts[MSG_BUNDLE_MAX + 1];
@@ -1925,6 +2105,8 @@ static Suite *msg_suite(void)
 	tcase_add_test(raw, test_failed_decode_is_empty);
 	tcase_add_test(raw, test_reply_socket_name);
 	tcase_add_test(raw, test_bundle_limits);
+	tcase_add_test(raw, test_conn_info_len);
+	tcase_add_test(raw, test_conns_refusals);
 	suite_add_tcase(s, raw);
 
 	tcase_add_test(random, test_random_sub_open);
