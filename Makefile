@@ -148,7 +148,7 @@ sanitize:
 # (libwebsockets, nng and SQLite themselves are not instrumented, so the
 # daemons as a whole are not run under TSan).
 TSAN_UNITS := tests/stored/test_queue tests/stored/test_turnqueue tests/stored/test_jobs tests/stored/test_checkpoint \
-	tests/stored/test_search_index tests/stored/test_visible tests/stored/test_backup \
+	tests/stored/test_search_index tests/stored/test_visible tests/stored/test_backup tests/stored/test_workask \
 	tests/relayd/test_mailbox tests/relayd/test_auth tests/relayd/test_wsguard \
 	tests/relayd/test_outq tests/relayd/test_conn tests/relayd/test_backlog tests/common/test_listencheck
 .PHONY: tsan

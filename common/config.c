@@ -209,6 +209,11 @@ static const struct config_key config_keys[] = {
 	    " past it an EVENT gets OK false error: and a REQ or COUNT CLOSED error:."),
 	U32(metrics_public, "workers", "0", 0, 1, CONFIG_LIVE,
 	    "1 serves /metrics to any client; 0 serves it to loopback clients only."),
+	U32(conns_list_max, "workers", "10000", 1, 1000000, CONFIG_STORED,
+	    "The most connections `relayctl conns` lists; past it the list says it is truncated."),
+	U32(conns_timeout_ms, "workers", "2000", 100, 60000, CONFIG_STORED,
+	    "How long `relayctl conns` and `kick` wait for each worker's answer; one that has not"
+	    " answered by then is named in the reply."),
 	STR(auth_required, "access", "no", CONFIG_LIVE,
 	    "What needs NIP-42 authentication: no, writes (publishing), reads (REQ, COUNT) or all."),
 	STR(private_kinds, "access", "", CONFIG_STORED,

@@ -95,6 +95,8 @@ struct config {
 	uint32_t deliver_queue;
 	uint32_t request_backlog; /* clients' requests waiting for room to stored */
 	uint32_t metrics_public; /* 0: /metrics answers loopback clients only */
+	uint32_t conns_list_max;   /* relayctl conns: the most connections listed */
+	uint32_t conns_timeout_ms; /* relayctl conns and kick: the wait for each worker */
 	/* [access] */
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
 	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */

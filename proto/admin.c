@@ -20,6 +20,8 @@ static const char *const admin_cmd_names[ADMIN_CMD_LIMIT] = {
 	[ADMIN_CMD_RELOAD] = "reload",
 	[ADMIN_CMD_EXPORT] = "export",
 	[ADMIN_CMD_IMPORT] = "import",
+	[ADMIN_CMD_CONNS] = "conns",
+	[ADMIN_CMD_KICK] = "kick",
 };
 
 const char *admin_cmd_name(int cmd)

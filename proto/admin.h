@@ -41,6 +41,8 @@ enum admin_cmd {
 	ADMIN_CMD_RELOAD,
 	ADMIN_CMD_EXPORT,
 	ADMIN_CMD_IMPORT,
+	ADMIN_CMD_CONNS,
+	ADMIN_CMD_KICK,
 	ADMIN_CMD_LIMIT /* the number of commands; not a command */
 };
 
@@ -103,6 +105,19 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 #define ADMIN_F_CONN_ID "conn_id"
 #define ADMIN_F_SUB_ID "sub_id"
 #define ADMIN_F_FILTERS "filters"
+
+/* ---- conns: request {max}; answer {total, listed, truncated,
+ * conn_list [{worker, conn_id, address, since, messages_in, messages_out,
+ * subscriptions, pubkeys}], unanswered [workers]} ---- */
+#define ADMIN_F_CONN_LIST "conn_list"
+#define ADMIN_F_ADDRESS "address"
+#define ADMIN_F_SINCE "since"
+#define ADMIN_F_PUBKEYS "pubkeys"
+#define ADMIN_F_UNANSWERED "unanswered"
+
+/* ---- kick: request {conn_id, reason}; answer {conn_id, kicked
+ * [workers], unanswered [workers]} ---- */
+#define ADMIN_F_KICKED "kicked"
 
 /* ---- checkpoint, vacuum: {busy, wal_bytes_before, db_bytes_before,
  * db_bytes, wal_bytes} ---- */

@@ -10,6 +10,7 @@
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "conn.h"
+#include "connlist.h"
 #include "nip86.h"
 #include "nip11.h"
 #include "outq.h"
@@ -296,6 +297,8 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_HELLO_ACK: answer_hello_ack(r, body, len); break;
 	case MSG_COUNT_RESULT: answer_count_result(r, &h, body, len); break;
 	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;
+	case MSG_CONNS_ASK: connlist_ask(r, &h, body, len); break;
+	case MSG_CONN_KICK: connlist_kick(r, &h, body, len); break;
 	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
 	}
 }

@@ -8,7 +8,8 @@
  * too, then ends the answer as QUERY_DONE does.  QUERY_DONE becomes EOSE
  * (then any live events held back meanwhile) or CLOSED.  A DELIVER is
  * shared by all its targets: one copy of the event, a small head per
- * recipient.
+ * recipient.  stored's questions CONNS_ASK and CONN_KICK go to
+ * connlist.h.
  */
 #ifndef RELAYD_ANSWER_H
 #define RELAYD_ANSWER_H

@@ -74,6 +74,9 @@ struct conn {
 	bool ping_due;       /* a ping is to be written before its next frames (keepalive.h) */
 	bool ping_waiting;   /* pinged and not heard from since (keepalive.h) */
 	uint16_t heard_s;    /* keepalive clock when it last sent anything (keepalive.h) */
+	int64_t opened_at;   /* unix seconds when it opened (relayctl conns) */
+	uint64_t messages_in;  /* whole websocket messages it sent */
+	uint64_t messages_out; /* frames written to it */
 	struct sub **subs;
 	uint32_t nsubs, subs_cap;
 	struct pending_event *pending;

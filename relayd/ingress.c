@@ -426,6 +426,11 @@ static void *ingress_express_main(void *arg)
 	return NULL;
 }
 
+uint32_t ingress_auth_list(struct ingress *in, uint64_t conn_id, uint8_t out[][32])
+{
+	return auth_list(in->lanes[(conn_id & 0xffffffffu) % in->n].auth, conn_id, out);
+}
+
 void ingress_forget(struct ingress *in, uint64_t conn_id)
 {
 	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];

@@ -44,6 +44,11 @@ void ingress_stop(struct ingress *in);
 int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len, bool limited,
 		   bool *pause);
 
+/* Copies the NIP-42 pubkeys conn_id authenticated as into out (room for
+ * AUTH_MAX_PUBKEYS, auth.h) and returns how many.  Takes its lane's auth
+ * lock briefly; any thread. */
+uint32_t ingress_auth_list(struct ingress *in, uint64_t conn_id, uint8_t out[][32]);
+
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */
 void ingress_forget(struct ingress *in, uint64_t conn_id);

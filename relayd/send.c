@@ -214,6 +214,7 @@ int send_writable(struct relayd *r, struct conn *c)
 		atomic_fetch_add(&r->stats.pings_sent, 1);
 	}
 	atomic_fetch_add(&r->stats.messages_out, n_items);
+	c->messages_out += n_items;
 	if (c->out.first)
 		lws_callback_on_writable(c->wsi);
 	return 0;

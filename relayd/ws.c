@@ -4,6 +4,7 @@
 #include <libwebsockets.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../common/deadline.h"
 #include "../common/err.h"
@@ -73,6 +74,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	}
 	memcpy(c->ip, ip, sizeof(c->ip));
 	c->ip_counted = counted;
+	c->opened_at = (int64_t)time(NULL);
 	pss->conn_id = c->id;
 	keepalive_heard(r, c);
 	ws_send_challenge(r, c);
@@ -112,6 +114,7 @@ static int ws_on_message(struct relayd *r, struct conn *c)
 	bool pause;
 
 	atomic_fetch_add(&r->stats.messages_in, 1);
+	c->messages_in++;
 	if (limited) {
 		atomic_fetch_add(&r->stats.rate_limited, 1);
 		if (iplimit_strikes(r->iplimit, c->ip) > relayd_cfg(r)->rate_limit_strikes) {

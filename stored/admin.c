@@ -37,6 +37,8 @@ static const admin_fn admin_handlers[ADMIN_CMD_LIMIT] = {
 	[ADMIN_CMD_RELOAD] = admin__reload,
 	[ADMIN_CMD_EXPORT] = admin__export,
 	[ADMIN_CMD_IMPORT] = admin__import,
+	[ADMIN_CMD_CONNS] = admin__conns,
+	[ADMIN_CMD_KICK] = admin__kick,
 };
 
 admin_fn admin__handler(int cmd)

@@ -107,6 +107,10 @@ cJSON *admin__retention(struct admin *a, const cJSON *req);
 /* admin_nip86.c: {"cmd": "nip86", "request": {...}} answers a NIP-86 request */
 cJSON *admin__nip86(struct admin *a, const cJSON *req);
 
+/* admin_conns.c: the workers' open connections, and closing one of them */
+cJSON *admin__conns(struct admin *a, const cJSON *req);
+cJSON *admin__kick(struct admin *a, const cJSON *req);
+
 /* admin_data.c */
 cJSON *admin__export(struct admin *a, const cJSON *req);
 cJSON *admin__import(struct admin *a, const cJSON *req);

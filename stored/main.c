@@ -97,6 +97,8 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (getrandom(&s->boot_id, sizeof(s->boot_id), 0) != sizeof(s->boot_id))
 		s->boot_id = (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
 	pthread_mutex_init(&s->workers_lock, NULL);
+	if (workask_init(&s->ask))
+		fatalx("cannot initialise the questions to the workers");
 	if (search_watermark_init(&s->search) || visible_mark_init(&s->visible))
 		fatalx("cannot initialise the search watermark or the visible mark");
 	s->write_q = queue_new(65536);

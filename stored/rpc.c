@@ -385,6 +385,27 @@ static void rpc_manage(struct stored *s, const struct rpc_return *to, const void
 	manage_forward(s, to, &m);
 }
 
+/* A worker's answer to a question of the admin thread (workask.h); a
+ * late one finds the question closed, and the reply named the worker. */
+static void rpc_ask_answer(struct stored *s, const struct rpc_return *to, uint8_t type,
+			   const void *body, size_t len)
+{
+	if (workask_answer(&s->ask, to->request_id, to->worker, type, body, len))
+		log_debug("worker %u answered a closed question", to->worker);
+}
+
+static void rpc_conns_list(struct stored *s, const struct rpc_return *to, const void *body,
+			   size_t len)
+{
+	rpc_ask_answer(s, to, MSG_CONNS_LIST, body, len);
+}
+
+static void rpc_conn_kicked(struct stored *s, const struct rpc_return *to, const void *body,
+			    size_t len)
+{
+	rpc_ask_answer(s, to, MSG_CONN_KICKED, body, len);
+}
+
 typedef void (*rpc_handler)(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len);
 
@@ -398,6 +419,8 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_COUNT] = rpc_count,
 	[MSG_MANAGE] = rpc_manage,
 	[MSG_SUB_REPLAY] = rpc_sub_replay,
+	[MSG_CONNS_LIST] = rpc_conns_list,
+	[MSG_CONN_KICKED] = rpc_conn_kicked,
 };
 
 /* Handles one request (header included) that arrived on pipe. */

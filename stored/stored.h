@@ -30,6 +30,7 @@
 #include "diskwatch.h"
 #include "search_watermark.h"
 #include "visible.h"
+#include "workask.h"
 
 struct gate;
 struct queue;
@@ -136,6 +137,7 @@ struct stored {
 	struct recent_ids *ephemeral_seen; /* the rpc thread's: ephemeral ids relayed lately */
 	struct backup *backup;   /* relayctl backup (backup.h) */
 	struct diskwatch disk;   /* free space on data_dir (diskwatch.h; set by writer_start) */
+	struct workask ask;      /* relayctl conns and kick: questions to the workers */
 };
 
 #endif

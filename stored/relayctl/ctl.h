@@ -51,6 +51,8 @@ double ctl_num(const cJSON *obj, const char *name);
 void ctl_show_workers(const cJSON *reply);
 void ctl_show_stats(const cJSON *reply);
 void ctl_show_subs(const cJSON *reply);
+void ctl_show_conns(const cJSON *reply);
+void ctl_show_kick(const cJSON *reply);
 void ctl_show_config(const cJSON *reply);
 void ctl_show_checkpoint(const cJSON *reply);
 void ctl_show_vacuum(const cJSON *reply);

@@ -82,6 +82,62 @@ void ctl_show_subs(const cJSON *reply)
 	printf("\n");
 }
 
+/* "worker 3 did not answer" for each worker the reply names so. */
+static void ctl_show_unanswered(const cJSON *reply)
+{
+	const cJSON *w;
+
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_UNANSWERED))
+		printf("worker %.0f did not answer\n", cJSON_GetNumberValue(w));
+}
+
+/* The pubkeys of a listed connection, comma-separated, or "-". */
+static void ctl_show_pubkeys(const cJSON *conn)
+{
+	const cJSON *pk;
+	int n = 0;
+
+	cJSON_ArrayForEach(pk, cJSON_GetObjectItemCaseSensitive(conn, ADMIN_F_PUBKEYS))
+		printf("%s%s", n++ ? "," : "", cJSON_IsString(pk) ? pk->valuestring : "?");
+	if (!n)
+		printf("-");
+}
+
+/* One line per connection, then the count. */
+void ctl_show_conns(const cJSON *reply)
+{
+	const cJSON *c;
+
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_CONN_LIST)) {
+		const char *address = cJSON_GetStringValue(cJSON_GetObjectItem(c, ADMIN_F_ADDRESS));
+		time_t since = (time_t)ctl_num(c, ADMIN_F_SINCE);
+		char when[32];
+
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", gmtime(&since));
+		printf("worker %.0f  conn %.0f  %s  since %s  in %.0f  out %.0f  subs %.0f  pubkey ",
+		       ctl_num(c, ADMIN_F_WORKER), ctl_num(c, ADMIN_F_CONN_ID),
+		       address && *address ? address : "?", when, ctl_num(c, ADMIN_F_MESSAGES_IN),
+		       ctl_num(c, ADMIN_F_MESSAGES_OUT), ctl_num(c, ADMIN_F_SUBSCRIPTIONS));
+		ctl_show_pubkeys(c);
+		printf("\n");
+	}
+	printf("%.0f connections", ctl_num(reply, ADMIN_F_TOTAL));
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_TRUNCATED)))
+		printf(" (truncated: %.0f listed)", ctl_num(reply, ADMIN_F_LISTED));
+	printf("\n");
+	ctl_show_unanswered(reply);
+}
+
+void ctl_show_kick(const cJSON *reply)
+{
+	const cJSON *w;
+
+	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_KICKED))
+		printf("closed connection %.0f on worker %.0f\n", ctl_num(reply, ADMIN_F_CONN_ID),
+		       cJSON_GetNumberValue(w));
+	ctl_show_unanswered(reply);
+}
+
 /* The running configuration in the config file's own syntax. */
 void ctl_show_config(const cJSON *reply)
 {

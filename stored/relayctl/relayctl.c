@@ -26,21 +26,60 @@ struct ctl_command {
 	int (*run)(struct ctl *c); /* instead of one request: export, import */
 };
 
-static int ctl_build_subs(struct ctl *c, cJSON *req)
+/* A whole number of at most max from text into *out; 0, or -1 when text
+ * is anything else. */
+static int ctl_number(const char *text, unsigned long long max, unsigned long long *out)
 {
 	char *end;
-	unsigned long max;
+
+	errno = 0;
+	*out = strtoull(text, &end, 10);
+	return errno || end == text || *end || text[0] == '-' || *out > max ? -1 : 0;
+}
+
+/* subs [MAX], conns [MAX] */
+static int ctl_build_max(struct ctl *c, cJSON *req)
+{
+	unsigned long long max;
 
 	if (!c->nargs)
 		return 0;
-	errno = 0;
-	max = strtoul(c->args[0], &end, 10);
-	if (errno || end == c->args[0] || *end || c->args[0][0] == '-' || max > 1000000000ul) {
-		fprintf(stderr, "relayctl: subs takes a number of subscriptions, not '%s'\n",
-			c->args[0]);
+	if (ctl_number(c->args[0], 1000000000ull, &max)) {
+		fprintf(stderr, "relayctl: %s takes a number of %s, not '%s'\n", c->command,
+			c->cmd == ADMIN_CMD_SUBS ? "subscriptions" : "connections", c->args[0]);
 		return 2; /* bad usage, as the README says */
 	}
 	cJSON_AddNumberToObject(req, ADMIN_F_MAX, (double)max);
+	return 0;
+}
+
+/* The words of args from first on, joined by spaces, so that a reason
+ * needs no quoting (at most len - 1 bytes). */
+static void ctl_join(const struct ctl *c, int first, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = first; i < c->nargs && used < len - 1; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i > first ? " " : "",
+					 c->args[i]);
+}
+
+/* kick CONN [REASON...]: CONN as relayctl conns shows it (up to 2^53). */
+static int ctl_build_kick(struct ctl *c, cJSON *req)
+{
+	unsigned long long id;
+	char reason[256];
+
+	if (ctl_number(c->args[0], 9007199254740992ull, &id) || id == 0) {
+		fprintf(stderr, "relayctl: kick takes a connection id from relayctl conns, not '%s'\n",
+			c->args[0]);
+		return 2;
+	}
+	ctl_join(c, 1, reason, sizeof(reason));
+	cJSON_AddNumberToObject(req, ADMIN_F_CONN_ID, (double)id);
+	if (reason[0])
+		cJSON_AddStringToObject(req, ADMIN_F_REASON, reason);
 	return 0;
 }
 
@@ -59,14 +98,10 @@ static int ctl_build_delete(struct ctl *c, cJSON *req)
 
 static int ctl_build_ban(struct ctl *c, cJSON *req)
 {
-	char reason[256] = "";
-	size_t len = 0;
+	char reason[256];
 
 	cJSON_AddStringToObject(req, ADMIN_F_PUBKEY, c->args[0]);
-	/* The rest of the words are the reason, so it needs no quoting. */
-	for (int i = 1; i < c->nargs && len < sizeof(reason) - 1; i++)
-		len += (size_t)snprintf(reason + len, sizeof(reason) - len, "%s%s",
-					i > 1 ? " " : "", c->args[i]);
+	ctl_join(c, 1, reason, sizeof(reason));
 	cJSON_AddStringToObject(req, ADMIN_F_REASON, reason);
 	return 0;
 }
@@ -124,7 +159,9 @@ static void ctl_show_reload(const cJSON *reply)
 static const struct ctl_command ctl_commands[] = {
 	{ ADMIN_CMD_STATS, "", 0, 0, NULL, ctl_show_stats, NULL },
 	{ ADMIN_CMD_WORKERS, "", 0, 0, NULL, ctl_show_workers, NULL },
-	{ ADMIN_CMD_SUBS, "[MAX]", 0, 1, ctl_build_subs, ctl_show_subs, NULL },
+	{ ADMIN_CMD_SUBS, "[MAX]", 0, 1, ctl_build_max, ctl_show_subs, NULL },
+	{ ADMIN_CMD_CONNS, "[MAX]", 0, 1, ctl_build_max, ctl_show_conns, NULL },
+	{ ADMIN_CMD_KICK, "CONN [REASON...]", 1, 64, ctl_build_kick, ctl_show_kick, NULL },
 	{ ADMIN_CMD_CONFIG, "", 0, 0, NULL, ctl_show_config, NULL },
 	{ ADMIN_CMD_CHECKPOINT, "", 0, 0, NULL, ctl_show_checkpoint, NULL },
 	{ ADMIN_CMD_VACUUM, "", 0, 0, NULL, ctl_show_vacuum, NULL },

@@ -120,6 +120,8 @@ static const struct key_case keys[] = {
 	U(deliver_queue, "8192", 16, 1048576, "100"),
 	U(request_backlog, "4096", 0, 1000000, "0"),
 	U(metrics_public, "0", 0, 1, "1"),
+	U(conns_list_max, "10000", 1, 1000000, "5"),
+	U(conns_timeout_ms, "2000", 100, 60000, "500"),
 	S(auth_required, "no", "writes"),
 	S(private_kinds, "", "4,1059"),
 	U(min_pow_difficulty, "0", 0, 256, "8"),
