@@ -8,7 +8,8 @@
  * "v" is version 1; one of another version is refused (proto/admin.h holds
  * the commands, the field names and the version).  Requests may be up to
  * 2 * max_message_bytes + 4 MiB; replies stay under 1 MiB except `subs`
- * (up to about 16 MiB) and an export page holding one larger event.
+ * (up to about 16 MiB), `conns` (about 250 bytes a connection) and an
+ * export page holding one larger event.
  *
  *   stats       events, db_bytes, wal_bytes, ingest_rate and query_rate
  *               (per second, over the last ~10 s), counters, queue depths,
@@ -24,6 +25,16 @@
  *               sub_id, each with its filters: {total, listed, truncated,
  *               subscriptions: [{worker, conn_id, sub_id, serial, filters}]}
  *               (at most max, and never more than 10000)
+ *   conns       {"max": n}: every worker's open connections, sorted by worker
+ *               and conn_id: {total, listed, truncated, conn_list:
+ *               [{worker, conn_id, address, since, messages_in,
+ *               messages_out, subscriptions, pubkeys}], unanswered:
+ *               [workers that did not answer within conns_timeout_ms]}
+ *               (at most max and conns_list_max; admin_conns.c)
+ *   kick        {"conn_id": id, "reason": text}: the worker holding it
+ *               closes it with a websocket Close 1008 and the reason:
+ *               {conn_id, kicked: [workers], unanswered: [workers]};
+ *               an error when no worker that answered has it
  *   config      {config: {key: value}}, the configuration stored runs with
  *   checkpoint  PRAGMA wal_checkpoint(TRUNCATE) by the writer:
  *               {busy, wal_bytes_before, db_bytes, wal_bytes}

@@ -3,7 +3,8 @@
  * and the dispatch table), admin_util.c (what the handlers share) and the
  * files holding the handlers: admin_info.c (stats, workers, subs, config,
  * bans: reading), admin_write.c (checkpoint, vacuum, ban, unban, delete:
- * jobs for the writer) and admin_data.c (export and import of events).
+ * jobs for the writer), admin_data.c (export and import of events) and
+ * admin_conns.c (conns, kick: questions to the workers).
  * The command names and field names are proto/admin.h's.
  *
  * A handler gets the request object (NULL for a bare word) and returns the

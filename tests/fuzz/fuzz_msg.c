@@ -65,6 +65,10 @@ ROUND_TRIP(metrics, (void)0)
 ROUND_TRIP(manage, (void)0)
 ROUND_TRIP(manage_result, (void)0)
 ROUND_TRIP(policy, msg_policy_release(&m))
+ROUND_TRIP(conns_ask, (void)0)
+ROUND_TRIP(conns_list, msg_conns_list_release(&m))
+ROUND_TRIP(conn_kick, (void)0)
+ROUND_TRIP(conn_kicked, (void)0)
 
 static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_HELLO] = round_trip_hello,
@@ -88,6 +92,10 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_MANAGE] = round_trip_manage,
 	[MSG_MANAGE_RESULT] = round_trip_manage_result,
 	[MSG_POLICY] = round_trip_policy,
+	[MSG_CONNS_ASK] = round_trip_conns_ask,
+	[MSG_CONNS_LIST] = round_trip_conns_list,
+	[MSG_CONN_KICK] = round_trip_conn_kick,
+	[MSG_CONN_KICKED] = round_trip_conn_kicked,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
