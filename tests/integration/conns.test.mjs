@@ -9,7 +9,7 @@
  * and pubkey.  kick closes exactly the connection named, with a websocket
  * Close the client sees; an unknown id is an error (exit 1), a malformed
  * one bad usage (exit 2).  A stopped worker (SIGSTOP) is named as not
- * answering while the other's connections are still listed.
+ * answering while the other's connections are still listed and kicked.
  *
  * Counts are exact because every frame is awaited: the relay writes a
  * connection's AUTH challenge, then one frame per answer.
@@ -69,7 +69,9 @@ function byAddress(reply, address) {
 }
 
 describe('relayctl conns and kick', () => {
-  const relay = useRelay({ workers: 2, config: { real_ip_header: 'X-Forwarded-For' } });
+  /* A generous wait for the workers' answers: a busy machine may be slow. */
+  const relay = useRelay({ workers: 2,
+    config: { real_ip_header: 'X-Forwarded-For', conns_timeout_ms: 5000 } });
 
   it('lists every client with its worker, real address, counts, subscriptions and pubkey', async () => {
     const start = now();
@@ -167,24 +169,23 @@ describe('relayctl conns and kick', () => {
 
   it('names a worker that does not answer and lists the other', async () => {
     const c = await openOn(relay, 1, '203.0.113.31');
+    const id = byAddress(await ctlJson(relay, 'conns'), '203.0.113.31').conn_id;
     await relay.kill(2, 'SIGSTOP');
     try {
-      const reply = await ctlJson(relay, 'conns');
-      assert.deepEqual(reply.unanswered, [2]);
-      byAddress(reply, '203.0.113.31');
-      assert.ok(reply.conn_list.every((x) => x.worker === 1));
       const text = await relay.relayctl('conns');
+      assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /^worker 2 did not answer$/m);
-      const id = byAddress(reply, '203.0.113.31').conn_id;
+      assert.match(text.stdout, new RegExp(`^worker 1  conn ${id}  203\\.0\\.113\\.31  `, 'm'));
+      assert.ok(!/^worker 2  conn /m.test(text.stdout), text.stdout);
       const kicked = await ctlJson(relay, 'kick', String(id));
       assert.deepEqual([kicked.kicked, kicked.unanswered], [[1], [2]]);
       await c.waitClosed();
     } finally {
       await relay.kill(2, 'SIGCONT');
     }
-    /* Its late answers are dropped; it answers the next question. */
-    const reply = await ctlJson(relay, 'conns');
-    assert.deepEqual(reply.unanswered, []);
+    /* Its late answers are dropped; it answers the next questions. */
+    await until(async () => (await ctlJson(relay, 'conns')).unanswered.length === 0,
+      { timeout: 30000, what: 'worker 2 to answer again' });
   });
 
   itStopsCleanly(relay);
