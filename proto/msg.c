@@ -1382,7 +1382,23 @@ static void put_conn_info(struct msg_writer *w, const struct msg_conn_info *c)
 	put_u64(w, c->messages_out);
 	put_u32(w, c->subscriptions);
 	put_u8(w, (uint8_t)c->npubkeys);
-	put_raw(w, c->pubkeys, (size_t)c->npubkeys * KEY_LEN);
+	if (c->npubkeys)
+		put_raw(w, c->pubkeys, (size_t)c->npubkeys * KEY_LEN);
+}
+
+/* A view of the next n raw bytes (NULL for none, or on failure). */
+static const uint8_t *get_bytes_view(struct wire_reader *r, size_t n)
+{
+	const uint8_t *p = r->pos;
+
+	if (r->err || n == 0)
+		return NULL;
+	if (wire_remaining(r) < n) {
+		reader_reject(r, ERR_TRUNC);
+		return NULL;
+	}
+	r->pos += n;
+	return p;
 }
 
 static void get_conn_info(struct wire_reader *r, struct msg_conn_info *c)
@@ -1400,7 +1416,7 @@ static void get_conn_info(struct wire_reader *r, struct msg_conn_info *c)
 		reader_reject(r, ERR_INVAL);
 		c->npubkeys = 0;
 	}
-	wire_get_raw(r, c->pubkeys, (size_t)c->npubkeys * KEY_LEN);
+	c->pubkeys = get_bytes_view(r, (size_t)c->npubkeys * KEY_LEN);
 }
 
 /* An encoder refuses what its decoder would: more than 8 pubkeys, a

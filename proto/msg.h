@@ -383,7 +383,7 @@ struct msg_conn_info {
 	uint64_t messages_out;   /* frames written to it */
 	uint32_t subscriptions;  /* open REQs */
 	uint32_t npubkeys;       /* NIP-42 pubkeys it authenticated, 0..MSG_VIEWERS_MAX */
-	uint8_t pubkeys[MSG_VIEWERS_MAX][32];
+	const uint8_t *pubkeys;  /* npubkeys * 32 bytes (decoded: a view, NULL for none) */
 };
 
 /* CONNS_LIST: the answer to CONNS_ASK.  total counts every open

@@ -19,6 +19,7 @@ _Static_assert(MSG_VIEWERS_MAX == AUTH_MAX_PUBKEYS, "a listed connection holds a
 struct connlist_build {
 	struct relayd *r;
 	struct msg_conns_list list;
+	uint8_t (*keys)[MSG_VIEWERS_MAX][32]; /* each entry's pubkeys */
 	uint32_t room;  /* entries allocated */
 	size_t bytes;   /* the body so far */
 };
@@ -50,7 +51,8 @@ static void connlist_add(struct conn *c, void *arg)
 		.messages_in = c->messages_in, .messages_out = c->messages_out,
 		.subscriptions = c->nsubs };
 	if (b->r->ingress)
-		info->npubkeys = ingress_auth_list(b->r->ingress, c->id, info->pubkeys);
+		info->npubkeys = ingress_auth_list(b->r->ingress, c->id, b->keys[b->list.count]);
+	info->pubkeys = b->keys[b->list.count][0];
 	if (b->bytes + msg_conn_info_len(info) > MSG_CONNS_LIST_BYTES) {
 		b->room = b->list.count; /* full: the rest are only counted */
 		return;
@@ -73,7 +75,8 @@ void connlist_ask(struct relayd *r, const struct msg_header *h, const void *body
 	}
 	b.room = m.max < open ? m.max : open;
 	b.list.conns = b.room ? calloc(b.room, sizeof(*b.list.conns)) : NULL;
-	if (!b.list.conns)
+	b.keys = b.room ? calloc(b.room, sizeof(*b.keys)) : NULL;
+	if (!b.list.conns || !b.keys)
 		b.room = 0; /* without memory: only the count */
 	conn_foreach(r->conns, connlist_add, &b);
 	if (msg_encode_conns_list(&out, &out_h, &b.list) == 0)
@@ -81,6 +84,7 @@ void connlist_ask(struct relayd *r, const struct msg_header *h, const void *body
 	else
 		buf_free(&out);
 	free(b.list.conns);
+	free(b.keys);
 }
 
 void connlist_kick(struct relayd *r, const struct msg_header *h, const void *body, size_t len)

@@ -104,7 +104,7 @@ static cJSON *admin_conn_json(const struct admin_conn *c)
 	admin__add_u64(o, ADMIN_F_SUBSCRIPTIONS, info->subscriptions);
 	keys = cJSON_AddArrayToObject(o, ADMIN_F_PUBKEYS);
 	for (uint32_t i = 0; i < info->npubkeys; i++) {
-		hex_encode(info->pubkeys[i], 32, hex);
+		hex_encode(info->pubkeys + (size_t)i * 32, 32, hex);
 		cJSON_AddItemToArray(keys, cJSON_CreateString(hex));
 	}
 	return o;

@@ -780,10 +780,11 @@ static int count_result_decode(const uint8_t *body, size_t len, const void *want
 
 static const struct msg_conns_ask conns_ask_sample = { .max = 10000 };
 
+static const uint8_t conn_info_keys[2][32] = { { 0xaa }, { 0xbb, [31] = 0x01 } };
 static const struct msg_conn_info conn_info_sample[2] = {
 	{ .conn_id = 0x0000000500000003ull, .address = { "2001:db8::17", 12 },
 	  .since = 1700000000, .messages_in = 42, .messages_out = UINT64_MAX,
-	  .subscriptions = 3, .npubkeys = 2, .pubkeys = { { 0xaa }, { 0xbb, [31] = 0x01 } } },
+	  .subscriptions = 3, .npubkeys = 2, .pubkeys = conn_info_keys[0] },
 	{ .conn_id = 1, .address = { "", 0 }, .since = 0 },
 };
 static const struct msg_conns_list conns_list_sample = {
@@ -816,7 +817,13 @@ static void assert_conn_info_eq(const struct msg_conn_info *got, const struct ms
 	ck_assert_uint_eq(got->messages_out, w->messages_out);
 	ck_assert_uint_eq(got->subscriptions, w->subscriptions);
 	ck_assert_uint_eq(got->npubkeys, w->npubkeys);
-	assert_bytes_eq(got->pubkeys, w->pubkeys, (size_t)w->npubkeys * 32);
+	if (w->npubkeys) {
+		ck_assert((const uint8_t *)got->pubkeys >= body);
+		ck_assert((const uint8_t *)got->pubkeys + w->npubkeys * 32 <= body + len);
+		assert_bytes_eq(got->pubkeys, w->pubkeys, (size_t)w->npubkeys * 32);
+	} else {
+		ck_assert_ptr_null(got->pubkeys);
+	}
 }
 
 static int conns_list_decode(const uint8_t *body, size_t len, const void *want)
