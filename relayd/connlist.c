@@ -64,7 +64,7 @@ static void connlist_add(struct conn *c, void *arg)
 void connlist_ask(struct relayd *r, const struct msg_header *h, const void *body, size_t len)
 {
 	struct msg_header out_h = msg_header_for((uint16_t)r->instance, h->request_id);
-	struct connlist_build b = { .r = r, .bytes = 8 };
+	struct connlist_build b = { .r = r, .bytes = 4 + 4 }; /* total, count */
 	struct msg_conns_ask m;
 	struct buf out = BUF_INIT;
 	uint32_t open = conn_count(r->conns);

@@ -30,8 +30,9 @@
  *               [{worker, conn_id, address, since, messages_in,
  *               messages_out, subscriptions, pubkeys}], unanswered:
  *               [workers that did not answer within conns_timeout_ms]}
- *               (at most max and conns_list_max; admin_conns.c)
- *   kick        {"conn_id": id, "reason": text}: the worker holding it
+ *               (at most max and conns_list_max; admin_conns.c).  A
+ *               conn_id is a decimal string: ids pass 2^53.
+ *   kick        {"conn_id": "id", "reason": text}: the worker holding it
  *               closes it with a websocket Close 1008 and the reason:
  *               {conn_id, kicked: [workers], unanswered: [workers]};
  *               an error when no worker that answered has it

@@ -8,6 +8,8 @@
  * answered by then is named in the reply under "unanswered", so one stuck
  * worker neither hides the others nor holds relayctl for long.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,16 @@ _Static_assert(STORED_MAX_WORKERS <= WORKASK_WORKERS, "every worker can be asked
 /* A kick's websocket Close: policy violation, and the default reason. */
 #define ADMIN_KICK_CODE 1008
 #define ADMIN_KICK_REASON "closed by the relay's operator"
+
+/* Connection ids pass 2^53, which a JSON number need not hold exactly:
+ * they travel as decimal strings. */
+static void admin_add_conn_id(cJSON *o, uint64_t id)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%llu", (unsigned long long)id);
+	cJSON_AddStringToObject(o, ADMIN_F_CONN_ID, text);
+}
 
 typedef int (*admin_ask_encode)(struct buf *out, const struct msg_header *h, const void *m);
 
@@ -96,7 +108,7 @@ static cJSON *admin_conn_json(const struct admin_conn *c)
 		memcpy(address, info->address.ptr, info->address.len);
 	address[info->address.len] = '\0';
 	cJSON_AddNumberToObject(o, ADMIN_F_WORKER, c->worker);
-	admin__add_u64(o, ADMIN_F_CONN_ID, info->conn_id);
+	admin_add_conn_id(o, info->conn_id);
 	cJSON_AddStringToObject(o, ADMIN_F_ADDRESS, address);
 	admin__add_u64(o, ADMIN_F_SINCE, info->since);
 	admin__add_u64(o, ADMIN_F_MESSAGES_IN, info->messages_in);
@@ -184,15 +196,24 @@ cJSON *admin__conns(struct admin *a, const cJSON *req)
 
 /* ---- kick ---- */
 
-/* The request's conn_id: a whole number from 1 to 2^53; 0 if none is. */
+/* The request's conn_id: a decimal string as conns gives it, or a whole
+ * number up to 2^53; 0 if it is neither. */
 static uint64_t admin_kick_target(const cJSON *req)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_CONN_ID);
+	unsigned long long v;
+	char *end;
 
-	if (!cJSON_IsNumber(id) || id->valuedouble < 1 || id->valuedouble > 9007199254740992.0 ||
-	    id->valuedouble != (double)(uint64_t)id->valuedouble)
+	if (cJSON_IsNumber(id))
+		return id->valuedouble >= 1 && id->valuedouble <= 9007199254740992.0 &&
+			       id->valuedouble == (double)(uint64_t)id->valuedouble
+			       ? (uint64_t)id->valuedouble
+			       : 0;
+	if (!cJSON_IsString(id) || id->valuestring[0] < '0' || id->valuestring[0] > '9')
 		return 0;
-	return (uint64_t)id->valuedouble;
+	errno = 0;
+	v = strtoull(id->valuestring, &end, 10);
+	return errno || *end ? 0 : (uint64_t)v;
 }
 
 /* Which workers closed it, and which did not answer. */
@@ -218,7 +239,7 @@ cJSON *admin__kick(struct admin *a, const cJSON *req)
 	cJSON *reply, *kicked, *unanswered;
 
 	if (!kick.conn_id)
-		return admin__error("kick: conn_id must be a connection id from relayctl conns");
+		return admin__error("kick: conn_id must be a connection id as relayctl conns shows it");
 	if (!why || !*why)
 		why = ADMIN_KICK_REASON;
 	if (strlen(why) > MSG_CLOSE_REASON_MAX)
@@ -226,7 +247,7 @@ cJSON *admin__kick(struct admin *a, const cJSON *req)
 	kick.reason = (struct msg_str){ why, (uint32_t)strlen(why) };
 	admin_ask_all(a->s, MSG_CONN_KICKED, admin_encode_conn_kick, &kick);
 	reply = cJSON_CreateObject();
-	admin__add_u64(reply, ADMIN_F_CONN_ID, kick.conn_id);
+	admin_add_conn_id(reply, kick.conn_id);
 	kicked = cJSON_AddArrayToObject(reply, ADMIN_F_KICKED);
 	unanswered = cJSON_AddArrayToObject(reply, ADMIN_F_UNANSWERED);
 	admin_kick_collect(a->s, kicked, unanswered);

@@ -82,6 +82,14 @@ void ctl_show_subs(const cJSON *reply)
 	printf("\n");
 }
 
+/* A string field of obj, or "?". */
+static const char *ctl_str(const cJSON *obj, const char *name)
+{
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
+
+	return s ? s : "?";
+}
+
 /* "worker 3 did not answer" for each worker the reply names so. */
 static void ctl_show_unanswered(const cJSON *reply)
 {
@@ -109,14 +117,14 @@ void ctl_show_conns(const cJSON *reply)
 	const cJSON *c;
 
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_CONN_LIST)) {
-		const char *address = cJSON_GetStringValue(cJSON_GetObjectItem(c, ADMIN_F_ADDRESS));
+		const char *address = ctl_str(c, ADMIN_F_ADDRESS);
 		time_t since = (time_t)ctl_num(c, ADMIN_F_SINCE);
 		char when[32];
 
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", gmtime(&since));
-		printf("worker %.0f  conn %.0f  %s  since %s  in %.0f  out %.0f  subs %.0f  pubkey ",
-		       ctl_num(c, ADMIN_F_WORKER), ctl_num(c, ADMIN_F_CONN_ID),
-		       address && *address ? address : "?", when, ctl_num(c, ADMIN_F_MESSAGES_IN),
+		printf("worker %.0f  conn %s  %s  since %s  in %.0f  out %.0f  subs %.0f  pubkey ",
+		       ctl_num(c, ADMIN_F_WORKER), ctl_str(c, ADMIN_F_CONN_ID),
+		       *address ? address : "?", when, ctl_num(c, ADMIN_F_MESSAGES_IN),
 		       ctl_num(c, ADMIN_F_MESSAGES_OUT), ctl_num(c, ADMIN_F_SUBSCRIPTIONS));
 		ctl_show_pubkeys(c);
 		printf("\n");
@@ -133,7 +141,7 @@ void ctl_show_kick(const cJSON *reply)
 	const cJSON *w;
 
 	cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_KICKED))
-		printf("closed connection %.0f on worker %.0f\n", ctl_num(reply, ADMIN_F_CONN_ID),
+		printf("closed connection %s on worker %.0f\n", ctl_str(reply, ADMIN_F_CONN_ID),
 		       cJSON_GetNumberValue(w));
 	ctl_show_unanswered(reply);
 }

@@ -9,6 +9,7 @@
  * cannot be reached or answers with an error, 2 on bad usage.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ static int ctl_number(const char *text, unsigned long long max, unsigned long lo
 
 	errno = 0;
 	*out = strtoull(text, &end, 10);
-	return errno || end == text || *end || text[0] == '-' || *out > max ? -1 : 0;
+	return errno || text[0] < '0' || text[0] > '9' || *end || *out > max ? -1 : 0;
 }
 
 /* subs [MAX], conns [MAX] */
@@ -65,19 +66,20 @@ static void ctl_join(const struct ctl *c, int first, char *out, size_t len)
 					 c->args[i]);
 }
 
-/* kick CONN [REASON...]: CONN as relayctl conns shows it (up to 2^53). */
+/* kick CONN [REASON...]: CONN as relayctl conns shows it, sent as the
+ * decimal string it is (ids pass 2^53, stored/admin.h). */
 static int ctl_build_kick(struct ctl *c, cJSON *req)
 {
 	unsigned long long id;
 	char reason[256];
 
-	if (ctl_number(c->args[0], 9007199254740992ull, &id) || id == 0) {
+	if (ctl_number(c->args[0], ULLONG_MAX, &id) || id == 0) {
 		fprintf(stderr, "relayctl: kick takes a connection id from relayctl conns, not '%s'\n",
 			c->args[0]);
 		return 2;
 	}
 	ctl_join(c, 1, reason, sizeof(reason));
-	cJSON_AddNumberToObject(req, ADMIN_F_CONN_ID, (double)id);
+	cJSON_AddStringToObject(req, ADMIN_F_CONN_ID, c->args[0]);
 	if (reason[0])
 		cJSON_AddStringToObject(req, ADMIN_F_REASON, reason);
 	return 0;

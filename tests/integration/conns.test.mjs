@@ -105,7 +105,7 @@ describe('relayctl conns and kick', () => {
       [2, 2, 3, 2, []]);
     for (const c of [w, a, r]) {
       assert.ok(c.since >= start - 1 && c.since <= now() + 1, `since ${c.since}`);
-      assert.equal(typeof c.conn_id, 'number');
+      assert.match(c.conn_id, /^[1-9][0-9]*$/, 'a decimal string: ids pass 2^53');
     }
     const ids = reply.conn_list.map((c) => `${c.worker}/${c.conn_id}`);
     assert.equal(new Set(ids).size, ids.length, 'one entry per connection');
@@ -137,7 +137,7 @@ describe('relayctl conns and kick', () => {
     const before = await ctlJson(relay, 'conns');
     const id = byAddress(before, '203.0.113.21').conn_id;
 
-    const kicked = await ctlJson(relay, 'kick', String(id));
+    const kicked = await ctlJson(relay, 'kick', id);
     assert.deepEqual([kicked.conn_id, kicked.kicked, kicked.unanswered], [id, [1], []]);
     assert.deepEqual(await target.waitClosed(), { code: KICK_CODE, reason: KICK_REASON });
     for (const c of [bystander, other]) {
@@ -151,7 +151,7 @@ describe('relayctl conns and kick', () => {
 
     /* The readable form, with a reason of several words. */
     const id2 = byAddress(after, '203.0.113.23').conn_id;
-    const text = await relay.relayctl('kick', String(id2), 'too', 'many', 'REQs');
+    const text = await relay.relayctl('kick', id2, 'too', 'many', 'REQs');
     assert.equal(text.code, 0, text.stderr);
     assert.equal(text.stdout, `closed connection ${id2} on worker 2\n`);
     assert.deepEqual(await other.waitClosed(), { code: KICK_CODE, reason: 'too many REQs' });
@@ -162,7 +162,11 @@ describe('relayctl conns and kick', () => {
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /no open connection 12345/);
     assert.equal((await relay.relayctl('--json', 'kick', '12345')).code, 1);
-    for (const bad of ['abc', '0', '-3', '1x'])
+    /* Ids pass 2^53: every digit goes through. */
+    const big = await relay.relayctl('kick', '18446744073709551615');
+    assert.equal(big.code, 1);
+    assert.match(big.stderr, /no open connection 18446744073709551615/);
+    for (const bad of ['abc', '0', '-3', '+3', '1x', '18446744073709551616'])
       assert.equal((await relay.relayctl('kick', bad)).code, 2, `kick ${bad}`);
     assert.equal((await relay.relayctl('kick')).code, 2);
   });
@@ -177,7 +181,7 @@ describe('relayctl conns and kick', () => {
       assert.match(text.stdout, /^worker 2 did not answer$/m);
       assert.match(text.stdout, new RegExp(`^worker 1  conn ${id}  203\\.0\\.113\\.31  `, 'm'));
       assert.ok(!/^worker 2  conn /m.test(text.stdout), text.stdout);
-      const kicked = await ctlJson(relay, 'kick', String(id));
+      const kicked = await ctlJson(relay, 'kick', id);
       assert.deepEqual([kicked.kicked, kicked.unanswered], [[1], [2]]);
       await c.waitClosed();
     } finally {
