@@ -82,6 +82,14 @@ void ctl_show_subs(const cJSON *reply)
 	printf("\n");
 }
 
+/* A field of obj holding unix seconds, as UTC text into out. */
+static void ctl_when(const cJSON *obj, const char *name, char out[32])
+{
+	time_t t = (time_t)ctl_num(obj, name);
+
+	strftime(out, 32, "%Y-%m-%d %H:%M:%SZ", gmtime(&t));
+}
+
 /* A string field of obj, or "?". */
 static const char *ctl_str(const cJSON *obj, const char *name)
 {
@@ -118,10 +126,9 @@ void ctl_show_conns(const cJSON *reply)
 
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_CONN_LIST)) {
 		const char *address = ctl_str(c, ADMIN_F_ADDRESS);
-		time_t since = (time_t)ctl_num(c, ADMIN_F_SINCE);
 		char when[32];
 
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", gmtime(&since));
+		ctl_when(c, ADMIN_F_SINCE, when);
 		printf("worker %.0f  conn %s  %s  since %s  in %.0f  out %.0f  subs %.0f  pubkey ",
 		       ctl_num(c, ADMIN_F_WORKER), ctl_str(c, ADMIN_F_CONN_ID),
 		       *address ? address : "?", when, ctl_num(c, ADMIN_F_MESSAGES_IN),
@@ -217,10 +224,9 @@ void ctl_show_bans(const cJSON *reply)
 
 	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_BANS)) {
 		const cJSON *reason = cJSON_GetObjectItemCaseSensitive(b, ADMIN_F_REASON);
-		time_t at = (time_t)ctl_num(b, ADMIN_F_CREATED_AT);
 		char when[32];
 
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%SZ", gmtime(&at));
+		ctl_when(b, ADMIN_F_CREATED_AT, when);
 		printf("%s  %s  %s\n", ctl_pubkey(b), when,
 		       cJSON_IsString(reason) ? reason->valuestring : "");
 	}
