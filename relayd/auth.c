@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include "../common/event.h"
 #include "../common/hex.h"
 #include "relayd.h"
+#include "relayurl.h"
 
 #define AUTH_BUCKETS 1024
 
@@ -19,7 +21,9 @@ struct auth_entry {
 	struct auth_entry *next;
 	uint64_t conn_id;
 	uint32_t n;
+	bool challenged; /* its challenge was sent by a lane (auth_first_challenge) */
 	uint8_t pubkeys[AUTH_MAX_PUBKEYS][32];
+	char host[AUTH_HOST_MAX]; /* its Host header, or "" */
 };
 
 struct auth_table {
@@ -38,6 +42,15 @@ void auth_challenge(const struct relayd *r, uint64_t conn_id, char out[AUTH_CHAL
 		input[sizeof(r->auth_secret) + i] = (uint8_t)(conn_id >> (56 - 8 * i));
 	SHA256(input, sizeof(input), digest);
 	hex_encode(digest, AUTH_CHALLENGE_HEX / 2, out);
+}
+
+char *auth_challenge_frame(const struct relayd *r, uint64_t conn_id, size_t *len)
+{
+	char challenge[AUTH_CHALLENGE_HEX + 1], frame[AUTH_CHALLENGE_HEX + 16];
+
+	auth_challenge(r, conn_id, challenge);
+	*len = (size_t)snprintf(frame, sizeof(frame), "[\"AUTH\",\"%s\"]", challenge);
+	return strdup(frame);
 }
 
 void auth_url_key(const char *url, char *out, size_t out_len)
@@ -62,28 +75,6 @@ static const char *auth_tag(const cJSON *obj, const char *name)
 		if (cJSON_IsString(key) && strcmp(key->valuestring, name) == 0 && cJSON_IsString(value))
 			return value->valuestring;
 	}
-	return NULL;
-}
-
-const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct event *ev,
-		       const cJSON *obj)
-{
-	char want[AUTH_CHALLENGE_HEX + 1], mine[CONFIG_TEXT_MAX], theirs[CONFIG_TEXT_MAX];
-	const char *challenge = auth_tag(obj, "challenge"), *relay = auth_tag(obj, "relay");
-	int64_t now = (int64_t)time(NULL);
-
-	if (ev->kind != AUTH_KIND)
-		return "invalid: AUTH needs a kind 22242 event";
-	if (ev->created_at < now - AUTH_WINDOW || ev->created_at > now + AUTH_WINDOW)
-		return "invalid: the AUTH event's created_at is too far from now";
-	auth_challenge(r, conn_id, want);
-	if (!challenge || strcmp(challenge, want) != 0)
-		return "invalid: the challenge does not match this connection's";
-	auth_url_key(r->relay_url, mine, sizeof(mine));
-	if (relay)
-		auth_url_key(relay, theirs, sizeof(theirs));
-	if (!relay || strcmp(mine, theirs) != 0)
-		return "invalid: the relay tag does not name this relay";
 	return NULL;
 }
 
@@ -145,30 +136,104 @@ static void auth_unlock(const struct auth_table *t)
 	pthread_mutex_unlock(&((struct auth_table *)t)->lock);
 }
 
+static bool auth_entry_names_host(const struct auth_entry *e, const char *relay)
+{
+	return e && e->host[0] && relayurl_names_host(relay, e->host);
+}
+
+/* NIP-42: the relay tag names relay_url, else the host the client dialled
+ * (its Host header) or the URL of the bind. */
+static bool auth_relay_ok(const struct relayd *r, const struct auth_table *t, uint64_t conn_id,
+			  const char *relay)
+{
+	bool named;
+
+	if (relayd_cfg(r)->relay_url[0])
+		return relayurl_same(relay, relayd_cfg(r)->relay_url);
+	if (relayurl_same(relay, r->relay_url))
+		return true;
+	auth_lock(t);
+	named = auth_entry_names_host(auth_find(t, conn_id), relay);
+	auth_unlock(t);
+	return named;
+}
+
+const char *auth_check(const struct relayd *r, const struct auth_table *t, uint64_t conn_id,
+		       const struct event *ev, const cJSON *obj)
+{
+	char want[AUTH_CHALLENGE_HEX + 1];
+	const char *challenge = auth_tag(obj, "challenge"), *relay = auth_tag(obj, "relay");
+	int64_t now = (int64_t)time(NULL);
+
+	if (ev->kind != AUTH_KIND)
+		return "invalid: AUTH needs a kind 22242 event";
+	if (ev->created_at < now - AUTH_WINDOW || ev->created_at > now + AUTH_WINDOW)
+		return "invalid: the AUTH event's created_at is too far from now";
+	auth_challenge(r, conn_id, want);
+	if (!challenge || strcmp(challenge, want) != 0)
+		return "invalid: the challenge does not match this connection's";
+	if (!auth_relay_ok(r, t, conn_id, relay))
+		return "invalid: the relay tag does not name this relay";
+	return NULL;
+}
+
+/* conn_id's entry, made if it has none; NULL without memory.  Caller holds
+ * the lock. */
+static struct auth_entry *auth_entry_get(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry **p = auth_slot(t, conn_id);
+
+	if (!*p) {
+		*p = calloc(1, sizeof(**p));
+		if (*p)
+			(*p)->conn_id = conn_id;
+	}
+	return *p;
+}
+
 int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
 {
-	struct auth_entry **p;
+	struct auth_entry *e;
 	int rc = 0;
 
 	auth_lock(t);
-	p = auth_slot(t, conn_id);
-	if (auth_entry_has(*p, pubkey))
-		goto out;
-	if (!*p) {
-		*p = calloc(1, sizeof(**p));
-		if (!*p) {
-			rc = ERR_NOMEM;
-			goto out;
-		}
-		(*p)->conn_id = conn_id;
-	}
-	if ((*p)->n == AUTH_MAX_PUBKEYS)
+	e = auth_entry_get(t, conn_id);
+	if (!e)
+		rc = ERR_NOMEM;
+	else if (auth_entry_has(e, pubkey))
+		rc = 0;
+	else if (e->n == AUTH_MAX_PUBKEYS)
 		rc = ERR_FULL;
 	else
-		memcpy((*p)->pubkeys[(*p)->n++], pubkey, 32);
-out:
+		memcpy(e->pubkeys[e->n++], pubkey, 32);
 	auth_unlock(t);
 	return rc;
+}
+
+int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
+{
+	struct auth_entry *e;
+
+	auth_lock(t);
+	e = auth_entry_get(t, conn_id);
+	if (e)
+		snprintf(e->host, sizeof(e->host), "%s", host);
+	auth_unlock(t);
+	return e ? 0 : ERR_NOMEM;
+}
+
+bool auth_first_challenge(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry *e;
+	bool first;
+
+	auth_lock(t);
+	e = auth_entry_get(t, conn_id);
+	first = !e || !e->challenged; /* without memory it may come twice */
+	if (e)
+		e->challenged = true;
+	auth_unlock(t);
+	return first;
 }
 
 bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
