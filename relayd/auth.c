@@ -23,12 +23,13 @@ struct auth_entry {
 	uint32_t n;
 	bool challenged; /* its challenge was sent by a lane (auth_first_challenge) */
 	uint8_t pubkeys[AUTH_MAX_PUBKEYS][32];
-	char host[AUTH_HOST_MAX]; /* its Host header, or "" */
+	char *host; /* its Host header (owned), or NULL */
 };
 
 struct auth_table {
 	/* A lane's two threads (fairq.h) use it, never for the same
-	 * connection at once; the lock keeps the buckets whole. */
+	 * connection at once, and the service thread notes a Host before
+	 * either sees the connection; the lock keeps the buckets whole. */
 	pthread_mutex_t lock;
 	struct auth_entry *bucket[AUTH_BUCKETS];
 };
@@ -78,6 +79,13 @@ static const char *auth_tag(const cJSON *obj, const char *name)
 	return NULL;
 }
 
+static void auth_entry_free(struct auth_entry *e)
+{
+	if (e)
+		free(e->host);
+	free(e);
+}
+
 struct auth_table *auth_table_new(void)
 {
 	struct auth_table *t = calloc(1, sizeof(*t));
@@ -96,7 +104,7 @@ void auth_table_free(struct auth_table *t)
 
 		for (; e; e = next) {
 			next = e->next;
-			free(e);
+			auth_entry_free(e);
 		}
 	}
 	pthread_mutex_destroy(&t->lock);
@@ -138,7 +146,7 @@ static void auth_unlock(const struct auth_table *t)
 
 static bool auth_entry_names_host(const struct auth_entry *e, const char *relay)
 {
-	return e && e->host[0] && relayurl_names_host(relay, e->host);
+	return e && e->host && relayurl_names_host(relay, e->host);
 }
 
 /* NIP-42: the relay tag names relay_url, else the host the client dialled
@@ -212,13 +220,20 @@ int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
 
 int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
 {
+	char *copy = strndup(host, AUTH_HOST_MAX - 1);
 	struct auth_entry *e;
 
+	if (!copy)
+		return ERR_NOMEM;
 	auth_lock(t);
 	e = auth_entry_get(t, conn_id);
-	if (e)
-		snprintf(e->host, sizeof(e->host), "%s", host);
+	if (e) {
+		free(e->host);
+		e->host = copy;
+		copy = NULL;
+	}
 	auth_unlock(t);
+	free(copy);
 	return e ? 0 : ERR_NOMEM;
 }
 
@@ -284,5 +299,5 @@ void auth_forget(struct auth_table *t, uint64_t conn_id)
 	if (e)
 		*p = e->next;
 	auth_unlock(t);
-	free(e);
+	auth_entry_free(e);
 }
