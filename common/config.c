@@ -73,7 +73,8 @@ static const struct config_key config_keys[] = {
 	    "The NIP-11 contact, left out of the document while empty."),
 	STR(relay_url, "relay", "", CONFIG_STORED,
 	    "The relay's public ws:// or wss:// URL, which NIP-42 AUTH and NIP-62 requests must"
-	    " name; empty means ws://bind:port, and AUTH may also name the host the client dialled."),
+	    " name; empty means ws://bind:port (localhost for a wildcard bind), and AUTH may also name"
+	    " the host the client dialled."),
 	STR(relay_software, "relay", "https://github.com/crelay/crelay", CONFIG_LIVE,
 	    "The NIP-11 software: the URL of the relay software's homepage or repository."),
 	STR(relay_icon, "relay", "", CONFIG_LIVE,

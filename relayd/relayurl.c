@@ -86,12 +86,10 @@ static int relayurl_parse(const char *url, struct relayurl_parts *u)
 
 	if (!url)
 		return -1;
-	if (!strncasecmp(p, "ws://", 5))
-		u->tls = false, p += 5;
-	else if (!strncasecmp(p, "wss://", 6))
-		u->tls = true, p += 6;
-	else
+	u->tls = !strncasecmp(p, "wss://", 6);
+	if (!u->tls && strncasecmp(p, "ws://", 5))
 		return -1;
+	p += u->tls ? 6 : 5;
 	if (relayurl_authority(&p, u))
 		return -1;
 	n = strcspn(p, "?#");
