@@ -68,6 +68,7 @@ relay_start() { # relay_start NAME
 		echo "data_dir = $RELAY_DIR/data"
 		echo "run_dir = $RELAY_DIR/run"
 		echo "log_level = warn"
+		echo "private_kinds =" # no scenario measures private kinds (RESULTS.md)
 		if [ -n "${BENCH_RELAY_CONF:-}" ]; then tr ';' '\n' <<<"$BENCH_RELAY_CONF"; fi
 	} >"$conf"
 	STARTED=()

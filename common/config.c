@@ -73,7 +73,21 @@ static const struct config_key config_keys[] = {
 	    "The NIP-11 contact, left out of the document while empty."),
 	STR(relay_url, "relay", "", CONFIG_STORED,
 	    "The relay's public ws:// or wss:// URL, which NIP-42 AUTH and NIP-62 requests must"
-	    " name; empty means ws://bind:port."),
+	    " name; empty means ws://bind:port (localhost for a wildcard bind), and AUTH may also name"
+	    " the host the client dialled."),
+	STR(relay_software, "relay", "https://github.com/crelay/crelay", CONFIG_LIVE,
+	    "The NIP-11 software: the URL of the relay software's homepage or repository."),
+	STR(relay_icon, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 icon URL, left out while empty; NIP-86 changerelayicon overrides it."),
+	STR(relay_banner, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 banner image URL, left out of the document while empty."),
+	STR(relay_privacy_policy, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 privacy_policy URL, left out of the document while empty."),
+	STR(relay_terms_of_service, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 terms_of_service URL, left out of the document while empty."),
+	STR(relay_self, "relay", "", CONFIG_LIVE,
+	    "The NIP-11 self: the relay's own pubkey (64 hex), left out of the document while"
+	    " empty."),
 	U32(max_message_bytes, "limits", "131072", 1024, 16777216, CONFIG_BOTH,
 	    "The largest websocket message a client may send, in bytes."),
 	U32(max_subscriptions, "limits", "20", 1, 10000, CONFIG_LIVE,
@@ -216,9 +230,12 @@ static const struct config_key config_keys[] = {
 	    " answered by then is named in the reply."),
 	STR(auth_required, "access", "no", CONFIG_LIVE,
 	    "What needs NIP-42 authentication: no, writes (publishing), reads (REQ, COUNT) or all."),
-	STR(private_kinds, "access", "", CONFIG_STORED,
-	    "The kinds only their author and p-tagged pubkeys may read, after NIP-42 AUTH (e.g."
-	    " 4,1059)."),
+	STR(auth_challenge, "access", "when_needed", CONFIG_LIVE,
+	    "When a connection gets its NIP-42 challenge: connect (at once) or when_needed (just"
+	    " before the first auth-required: answer)."),
+	STR(private_kinds, "access", "4,1059", CONFIG_STORED,
+	    "The kinds only their author and p-tagged pubkeys may read, after NIP-42 AUTH; empty"
+	    " makes every kind public."),
 	U32(min_pow_difficulty, "access", "0", 0, 256, CONFIG_LIVE,
 	    "The NIP-13 leading zero bits an event id must have; 0 turns the check off."),
 	STR(admin_pubkeys, "access", "", CONFIG_LIVE,
@@ -392,6 +409,11 @@ size_t config_kinds(const char *text, uint32_t *out, size_t max)
 	return n;
 }
 
+static bool config_is_hex64(const char *s)
+{
+	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
 /* real_ip_header names the one header relayd/realip.c reads; any other
  * name would be a typo that silently turns the feature off. */
 static int config_proxy_validate(const struct config *cfg, char *err, size_t err_len)
@@ -410,6 +432,29 @@ static int config_proxy_validate(const struct config *cfg, char *err, size_t err
 	return 0;
 }
 
+/* The [access] keys, and the relay's own pubkey. */
+static int config_access_validate(const struct config *cfg, char *err, size_t err_len)
+{
+	if (strcmp(cfg->auth_required, "no") && strcmp(cfg->auth_required, "writes") &&
+	    strcmp(cfg->auth_required, "reads") && strcmp(cfg->auth_required, "all")) {
+		snprintf(err, err_len, "auth_required must be no, writes, reads or all");
+		return ERR_CONFIG;
+	}
+	if (strcmp(cfg->auth_challenge, "connect") && strcmp(cfg->auth_challenge, "when_needed")) {
+		snprintf(err, err_len, "auth_challenge must be connect or when_needed");
+		return ERR_CONFIG;
+	}
+	if (cfg->relay_self[0] && !config_is_hex64(cfg->relay_self)) {
+		snprintf(err, err_len, "relay_self must be empty or a pubkey of 64 lowercase hex digits");
+		return ERR_CONFIG;
+	}
+	if (!config_kind_list_valid(cfg->private_kinds)) {
+		snprintf(err, err_len, "private_kinds must be a comma-separated list of kinds 0-65535");
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
 /* Cross-field checks that one key's bounds cannot express. */
 static int config_validate(const struct config *cfg, char *err, size_t err_len)
 {
@@ -419,20 +464,13 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 		snprintf(err, err_len, "log_level must be error, warn, info or debug");
 		return ERR_CONFIG;
 	}
-	if (strcmp(cfg->auth_required, "no") && strcmp(cfg->auth_required, "writes") &&
-	    strcmp(cfg->auth_required, "reads") && strcmp(cfg->auth_required, "all")) {
-		snprintf(err, err_len, "auth_required must be no, writes, reads or all");
+	if (config_access_validate(cfg, err, err_len))
 		return ERR_CONFIG;
-	}
 	{
 		struct retention rules;
 
 		if (retention_parse(cfg->retention, &rules, err, err_len))
 			return ERR_CONFIG;
-	}
-	if (!config_kind_list_valid(cfg->private_kinds)) {
-		snprintf(err, err_len, "private_kinds must be a comma-separated list of kinds 0-65535");
-		return ERR_CONFIG;
 	}
 	if (config_proxy_validate(cfg, err, err_len))
 		return ERR_CONFIG;

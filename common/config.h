@@ -41,6 +41,12 @@ struct config {
 	char relay_pubkey[65];
 	char relay_contact[CONFIG_TEXT_MAX];
 	char relay_url[CONFIG_TEXT_MAX];
+	char relay_software[CONFIG_TEXT_MAX]; /* NIP-11 software: a URL */
+	char relay_icon[CONFIG_TEXT_MAX];     /* the NIP-11 URLs below: "" leaves them out */
+	char relay_banner[CONFIG_TEXT_MAX];
+	char relay_privacy_policy[CONFIG_TEXT_MAX];
+	char relay_terms_of_service[CONFIG_TEXT_MAX];
+	char relay_self[65]; /* NIP-11 self: the relay's own pubkey, 64 hex or "" */
 	/* [limits] */
 	uint32_t max_message_bytes;
 	uint32_t max_subscriptions;
@@ -99,6 +105,7 @@ struct config {
 	uint32_t conns_timeout_ms; /* relayctl conns and kick: the wait for each worker */
 	/* [access] */
 	char auth_required[16];     /* no, writes, reads or all (NIP-42) */
+	char auth_challenge[16];    /* connect or when_needed (NIP-42) */
 	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */

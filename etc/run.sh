@@ -45,5 +45,5 @@ stop() {
 	exit 0
 }
 trap stop INT TERM
-echo "relay: ws://$bind:$port ($workers workers; Ctrl-C stops)"
+echo "relay: $(sh "$(dirname "$0")/local-url.sh" "$bind" "$port") ($workers workers; Ctrl-C stops)"
 wait

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <openssl/sha.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +13,7 @@
 #include "../common/event.h"
 #include "../common/hex.h"
 #include "relayd.h"
+#include "relayurl.h"
 
 #define AUTH_BUCKETS 1024
 
@@ -19,12 +21,15 @@ struct auth_entry {
 	struct auth_entry *next;
 	uint64_t conn_id;
 	uint32_t n;
+	bool challenged; /* its challenge was sent by a lane (auth_first_challenge) */
 	uint8_t pubkeys[AUTH_MAX_PUBKEYS][32];
+	char *host; /* its Host header (owned), or NULL */
 };
 
 struct auth_table {
 	/* A lane's two threads (fairq.h) use it, never for the same
-	 * connection at once; the lock keeps the buckets whole. */
+	 * connection at once, and the service thread notes a Host before
+	 * either sees the connection; the lock keeps the buckets whole. */
 	pthread_mutex_t lock;
 	struct auth_entry *bucket[AUTH_BUCKETS];
 };
@@ -38,6 +43,15 @@ void auth_challenge(const struct relayd *r, uint64_t conn_id, char out[AUTH_CHAL
 		input[sizeof(r->auth_secret) + i] = (uint8_t)(conn_id >> (56 - 8 * i));
 	SHA256(input, sizeof(input), digest);
 	hex_encode(digest, AUTH_CHALLENGE_HEX / 2, out);
+}
+
+char *auth_challenge_frame(const struct relayd *r, uint64_t conn_id, size_t *len)
+{
+	char challenge[AUTH_CHALLENGE_HEX + 1], frame[AUTH_CHALLENGE_HEX + 16];
+
+	auth_challenge(r, conn_id, challenge);
+	*len = (size_t)snprintf(frame, sizeof(frame), "[\"AUTH\",\"%s\"]", challenge);
+	return strdup(frame);
 }
 
 void auth_url_key(const char *url, char *out, size_t out_len)
@@ -65,26 +79,11 @@ static const char *auth_tag(const cJSON *obj, const char *name)
 	return NULL;
 }
 
-const char *auth_check(const struct relayd *r, uint64_t conn_id, const struct event *ev,
-		       const cJSON *obj)
+static void auth_entry_free(struct auth_entry *e)
 {
-	char want[AUTH_CHALLENGE_HEX + 1], mine[CONFIG_TEXT_MAX], theirs[CONFIG_TEXT_MAX];
-	const char *challenge = auth_tag(obj, "challenge"), *relay = auth_tag(obj, "relay");
-	int64_t now = (int64_t)time(NULL);
-
-	if (ev->kind != AUTH_KIND)
-		return "invalid: AUTH needs a kind 22242 event";
-	if (ev->created_at < now - AUTH_WINDOW || ev->created_at > now + AUTH_WINDOW)
-		return "invalid: the AUTH event's created_at is too far from now";
-	auth_challenge(r, conn_id, want);
-	if (!challenge || strcmp(challenge, want) != 0)
-		return "invalid: the challenge does not match this connection's";
-	auth_url_key(r->relay_url, mine, sizeof(mine));
-	if (relay)
-		auth_url_key(relay, theirs, sizeof(theirs));
-	if (!relay || strcmp(mine, theirs) != 0)
-		return "invalid: the relay tag does not name this relay";
-	return NULL;
+	if (e)
+		free(e->host);
+	free(e);
 }
 
 struct auth_table *auth_table_new(void)
@@ -105,7 +104,7 @@ void auth_table_free(struct auth_table *t)
 
 		for (; e; e = next) {
 			next = e->next;
-			free(e);
+			auth_entry_free(e);
 		}
 	}
 	pthread_mutex_destroy(&t->lock);
@@ -145,30 +144,111 @@ static void auth_unlock(const struct auth_table *t)
 	pthread_mutex_unlock(&((struct auth_table *)t)->lock);
 }
 
+static bool auth_entry_names_host(const struct auth_entry *e, const char *relay)
+{
+	return e && e->host && relayurl_names_host(relay, e->host);
+}
+
+/* NIP-42: the relay tag names relay_url, else the host the client dialled
+ * (its Host header) or the URL of the bind. */
+static bool auth_relay_ok(const struct relayd *r, const struct auth_table *t, uint64_t conn_id,
+			  const char *relay)
+{
+	bool named;
+
+	if (relayd_cfg(r)->relay_url[0])
+		return relayurl_same(relay, relayd_cfg(r)->relay_url);
+	if (relayurl_same(relay, r->relay_url))
+		return true;
+	auth_lock(t);
+	named = auth_entry_names_host(auth_find(t, conn_id), relay);
+	auth_unlock(t);
+	return named;
+}
+
+const char *auth_check(const struct relayd *r, const struct auth_table *t, uint64_t conn_id,
+		       const struct event *ev, const cJSON *obj)
+{
+	char want[AUTH_CHALLENGE_HEX + 1];
+	const char *challenge = auth_tag(obj, "challenge"), *relay = auth_tag(obj, "relay");
+	int64_t now = (int64_t)time(NULL);
+
+	if (ev->kind != AUTH_KIND)
+		return "invalid: AUTH needs a kind 22242 event";
+	if (ev->created_at < now - AUTH_WINDOW || ev->created_at > now + AUTH_WINDOW)
+		return "invalid: the AUTH event's created_at is too far from now";
+	auth_challenge(r, conn_id, want);
+	if (!challenge || strcmp(challenge, want) != 0)
+		return "invalid: the challenge does not match this connection's";
+	if (!auth_relay_ok(r, t, conn_id, relay))
+		return "invalid: the relay tag does not name this relay";
+	return NULL;
+}
+
+/* conn_id's entry, made if it has none; NULL without memory.  Caller holds
+ * the lock. */
+static struct auth_entry *auth_entry_get(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry **p = auth_slot(t, conn_id);
+
+	if (!*p) {
+		*p = calloc(1, sizeof(**p));
+		if (*p)
+			(*p)->conn_id = conn_id;
+	}
+	return *p;
+}
+
 int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
 {
-	struct auth_entry **p;
+	struct auth_entry *e;
 	int rc = 0;
 
 	auth_lock(t);
-	p = auth_slot(t, conn_id);
-	if (auth_entry_has(*p, pubkey))
-		goto out;
-	if (!*p) {
-		*p = calloc(1, sizeof(**p));
-		if (!*p) {
-			rc = ERR_NOMEM;
-			goto out;
-		}
-		(*p)->conn_id = conn_id;
-	}
-	if ((*p)->n == AUTH_MAX_PUBKEYS)
+	e = auth_entry_get(t, conn_id);
+	if (!e)
+		rc = ERR_NOMEM;
+	else if (auth_entry_has(e, pubkey))
+		rc = 0;
+	else if (e->n == AUTH_MAX_PUBKEYS)
 		rc = ERR_FULL;
 	else
-		memcpy((*p)->pubkeys[(*p)->n++], pubkey, 32);
-out:
+		memcpy(e->pubkeys[e->n++], pubkey, 32);
 	auth_unlock(t);
 	return rc;
+}
+
+int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
+{
+	char *copy = strndup(host, AUTH_HOST_MAX - 1);
+	struct auth_entry *e;
+
+	if (!copy)
+		return ERR_NOMEM;
+	auth_lock(t);
+	e = auth_entry_get(t, conn_id);
+	if (e) {
+		free(e->host);
+		e->host = copy;
+		copy = NULL;
+	}
+	auth_unlock(t);
+	free(copy);
+	return e ? 0 : ERR_NOMEM;
+}
+
+bool auth_first_challenge(struct auth_table *t, uint64_t conn_id)
+{
+	struct auth_entry *e;
+	bool first;
+
+	auth_lock(t);
+	e = auth_entry_get(t, conn_id);
+	first = !e || !e->challenged; /* without memory it may come twice */
+	if (e)
+		e->challenged = true;
+	auth_unlock(t);
+	return first;
 }
 
 bool auth_has(const struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
@@ -219,5 +299,5 @@ void auth_forget(struct auth_table *t, uint64_t conn_id)
 	if (e)
 		*p = e->next;
 	auth_unlock(t);
-	free(e);
+	auth_entry_free(e);
 }

@@ -426,14 +426,25 @@ static void *ingress_express_main(void *arg)
 	return NULL;
 }
 
+/* The lane conn_id is bound to: its slot (conn.h) modulo the lanes. */
+static struct ingress_lane *ingress_lane_of(struct ingress *in, uint64_t conn_id)
+{
+	return &in->lanes[(conn_id & 0xffffffffu) % in->n];
+}
+
 uint32_t ingress_auth_list(struct ingress *in, uint64_t conn_id, uint8_t out[][32])
 {
-	return auth_list(in->lanes[(conn_id & 0xffffffffu) % in->n].auth, conn_id, out);
+	return auth_list(ingress_lane_of(in, conn_id)->auth, conn_id, out);
+}
+
+void ingress_note_host(struct ingress *in, uint64_t conn_id, const char *host)
+{
+	(void)auth_note_host(ingress_lane_of(in, conn_id)->auth, conn_id, host);
 }
 
 void ingress_forget(struct ingress *in, uint64_t conn_id)
 {
-	struct ingress_lane *lane = &in->lanes[(conn_id & 0xffffffffu) % in->n];
+	struct ingress_lane *lane = ingress_lane_of(in, conn_id);
 	struct ingress_job *job;
 
 	if (in->inline_mode) {

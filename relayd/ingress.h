@@ -49,6 +49,11 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
  * lock briefly; any thread. */
 uint32_t ingress_auth_list(struct ingress *in, uint64_t conn_id, uint8_t out[][32]);
 
+/* Notes the Host header of conn_id's handshake in its lane's NIP-42 table
+ * (auth_note_host()).  Service thread, before the connection's first
+ * message; without memory the note is dropped and AUTH needs relay_url. */
+void ingress_note_host(struct ingress *in, uint64_t conn_id, const char *host);
+
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */
 void ingress_forget(struct ingress *in, uint64_t conn_id);

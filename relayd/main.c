@@ -198,8 +198,8 @@ static void relayd_start(struct worker *w)
 	 * sockets are open.  The lanes, started before, keep their slice. */
 	slice_set_this_thread(relayd_cfg(r)->request_slice_us);
 	slice_set_threads_named("nng:", relayd_cfg(r)->request_slice_us);
-	log_info("bound %s:%u; accepting once stored answers", relayd_cfg(r)->bind,
-		 relayd_cfg(r)->port);
+	log_info("bound %s port %u (%s); accepting once stored answers", relayd_cfg(r)->bind,
+		 relayd_cfg(r)->port, r->relay_url);
 }
 
 int main(int argc, char **argv)

@@ -9,7 +9,6 @@
 #include "policy.h"
 #include "relayd.h"
 
-#define NIP11_SOFTWARE "crelay"
 #define NIP11_VERSION "0.1.0"
 
 static void nip11_add_optional(cJSON *doc, const char *name, const char *value)
@@ -52,6 +51,16 @@ static const char *nip11_pick(const char *override, const char *configured)
 	return override && override[0] ? override : configured;
 }
 
+/* The fields an operator may set, each present only while set. */
+static void nip11_add_urls(cJSON *doc, const struct config *cfg)
+{
+	nip11_add_optional(doc, "banner", cfg->relay_banner);
+	nip11_add_optional(doc, "self", cfg->relay_self);
+	nip11_add_optional(doc, "software", cfg->relay_software);
+	nip11_add_optional(doc, "privacy_policy", cfg->relay_privacy_policy);
+	nip11_add_optional(doc, "terms_of_service", cfg->relay_terms_of_service);
+}
+
 int nip11_build(struct relayd *r)
 {
 	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70, 86 };
@@ -65,11 +74,10 @@ int nip11_build(struct relayd *r)
 	cJSON_AddStringToObject(doc, "name", nip11_pick(r->policy->name, relayd_cfg(r)->relay_name));
 	cJSON_AddStringToObject(doc, "description",
 				nip11_pick(r->policy->description, relayd_cfg(r)->relay_description));
-	if (r->policy->icon && r->policy->icon[0])
-		cJSON_AddStringToObject(doc, "icon", r->policy->icon);
+	nip11_add_optional(doc, "icon", nip11_pick(r->policy->icon, relayd_cfg(r)->relay_icon));
 	nip11_add_optional(doc, "pubkey", relayd_cfg(r)->relay_pubkey);
 	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
-	cJSON_AddStringToObject(doc, "software", NIP11_SOFTWARE);
+	nip11_add_urls(doc, relayd_cfg(r));
 	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
 	/* Only what works now: NIP-50 only while the search index is on. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)

@@ -86,10 +86,10 @@ struct relayd {
 	struct histo ok_latency;    /* service thread: EVENT to OK, stored's answers */
 	struct buf metrics_text;    /* service thread: stored's latest Prometheus text */
 	struct buf stats_json;      /* service thread: stored's latest summary */
-	char relay_url[CONFIG_TEXT_MAX]; /* cfg.relay_url, or ws://bind:port */
+	char relay_url[CONFIG_TEXT_MAX]; /* cfg.relay_url, or the bind's (relayurl_of_bind()) */
 	uint8_t auth_secret[32];    /* derives NIP-42 challenges (auth.h) */
 	bool auth_writes, auth_reads; /* from cfg.auth_required */
-	char nip11[4096];           /* the NIP-11 document, built once */
+	char nip11[16384];           /* the NIP-11 document, built once */
 	size_t nip11_len;
 	struct relayd_stats stats;
 	atomic_bool stopping;       /* set by the signal thread, read by the service thread */

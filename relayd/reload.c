@@ -11,6 +11,7 @@
 #include "iplimit.h"
 #include "nip11.h"
 #include "relayd.h"
+#include "relayurl.h"
 
 void reload_derive(struct relayd *r)
 {
@@ -19,7 +20,11 @@ void reload_derive(struct relayd *r)
 	if (cfg->relay_url[0])
 		snprintf(r->relay_url, sizeof(r->relay_url), "%s", cfg->relay_url);
 	else
-		snprintf(r->relay_url, sizeof(r->relay_url), "ws://%s:%u", cfg->bind, cfg->port);
+		relayurl_of_bind(cfg->bind, cfg->port, r->relay_url, sizeof(r->relay_url));
+	if (!cfg->relay_url[0] && relayurl_bind_is_wildcard(cfg->bind))
+		log_warnx("relay_url is unset and bind = %s takes every interface: NIP-42 AUTH accepts"
+			  " the host each client dialled; set relay_url to the relay's public URL",
+			  cfg->bind[0] ? cfg->bind : "\"\"");
 	r->auth_writes = !strcmp(cfg->auth_required, "writes") || !strcmp(cfg->auth_required, "all");
 	r->auth_reads = !strcmp(cfg->auth_required, "reads") || !strcmp(cfg->auth_required, "all");
 }

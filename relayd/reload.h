@@ -19,7 +19,8 @@ struct relayd;
 void reload_apply(struct relayd *r);
 
 /* Recomputes what the worker derives from the snapshot (relay URL, access
- * flags).  Called at start and by reload_apply(). */
+ * flags).  Called at start and by reload_apply().  Warns when relay_url is
+ * unset and the bind takes every interface. */
 void reload_derive(struct relayd *r);
 
 #endif

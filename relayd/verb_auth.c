@@ -4,7 +4,9 @@
  * The event is checked like any other (id, signature), then against the
  * connection's challenge and this relay's URL; a good one adds its pubkey
  * to what the connection is authenticated as.  It is answered with OK and
- * never stored or broadcast.
+ * never stored or broadcast.  With auth_challenge = when_needed, a
+ * connection gets its challenge from here, just before the first answer
+ * that asks it to authenticate.
  */
 #include <string.h>
 
@@ -41,6 +43,18 @@ static void verb_auth_tell_subs(struct verb_ctx *v, const uint8_t pubkey[32])
 	mailbox_post(v->r->mailbox, m);
 }
 
+void verb_auth_challenge(struct verb_ctx *v)
+{
+	size_t n = 0;
+	char *frame;
+
+	if (!strcmp(relayd_cfg(v->r)->auth_challenge, "connect") ||
+	    !auth_first_challenge(v->auth, v->conn_id))
+		return; /* it has its challenge already */
+	frame = auth_challenge_frame(v->r, v->conn_id, &n);
+	lanepost_text(v->r, v->conn_id, frame, n);
+}
+
 void verb_auth(struct verb_ctx *v)
 {
 	const cJSON *obj = cJSON_GetArrayItem(v->msg, 1);
@@ -60,7 +74,7 @@ void verb_auth(struct verb_ctx *v)
 		return;
 	}
 	why = sig_verify_event(v->verifier, &ev) ? "invalid: signature does not verify"
-						  : auth_check(v->r, v->conn_id, &ev, obj);
+						  : auth_check(v->r, v->auth, v->conn_id, &ev, obj);
 	if (!why && auth_add(v->auth, v->conn_id, ev.pubkey) == ERR_FULL)
 		why = "restricted: this connection has authenticated too many pubkeys";
 	if (!why)

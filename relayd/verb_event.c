@@ -134,6 +134,45 @@ static const char *verb_event_access(struct verb_ctx *v, const struct event *ev)
 	return NULL;
 }
 
+/* Whether obj, an event as JSON, has a ["-"] tag (NIP-70). */
+static bool verb_event_json_protected(const cJSON *obj)
+{
+	const cJSON *tag;
+
+	cJSON_ArrayForEach(tag, cJSON_GetObjectItemCaseSensitive(obj, "tags")) {
+		const char *name = cJSON_GetStringValue(cJSON_GetArrayItem(tag, 0));
+
+		if (name && strcmp(name, "-") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* NIP-70: a repost (kind 6 or 16) whose content embeds a protected event
+ * is refused unless the connection authenticated as that event's author. */
+static const char *verb_event_repost(struct verb_ctx *v, const struct event *ev)
+{
+	const char *text = ev->content, *author;
+	uint8_t pubkey[32];
+	cJSON *inner;
+	bool refused;
+
+	if ((ev->kind != 6 && ev->kind != 16) || !text)
+		return NULL;
+	text += strspn(text, " \t\r\n");
+	if (*text != '{')
+		return NULL; /* empty, as NIP-18 asks of such reposts, or no event */
+	inner = cJSON_ParseWithLength(ev->content, ev->content_len);
+	author = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(inner, "pubkey"));
+	refused = verb_event_json_protected(inner) &&
+		  !(author && strlen(author) == 64 && !hex_decode(author, 64, pubkey, 32) &&
+		    auth_has(v->auth, v->conn_id, pubkey));
+	cJSON_Delete(inner);
+	return refused ? "blocked: a repost may not embed a protected event (NIP-70); leave its"
+			 " content empty"
+		       : NULL;
+}
+
 /* Refusals that need the clock, the connection or the relay's identity. */
 static const char *verb_event_policy(struct verb_ctx *v, const cJSON *obj, struct event *ev)
 {
@@ -141,7 +180,7 @@ static const char *verb_event_policy(struct verb_ctx *v, const cJSON *obj, struc
 	const char *why = verb_event_access(v, ev);
 	int pow;
 
-	if (why)
+	if (why || (why = verb_event_repost(v, ev)))
 		return why;
 	if (relayd_cfg(v->r)->min_pow_difficulty &&
 	    (pow = verb_event_pow(ev->id)) < (int)relayd_cfg(v->r)->min_pow_difficulty) {
@@ -178,6 +217,8 @@ void verb_event(struct verb_ctx *v)
 		return;
 	}
 	if ((refusal = verb_event_policy(v, obj, &ev))) {
+		if (strncmp(refusal, "auth-required:", 14) == 0)
+			verb_auth_challenge(v);
 		verb_event_refuse(v, obj, refusal);
 		event_free(&ev);
 		return;

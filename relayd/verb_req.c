@@ -59,6 +59,7 @@ static bool verb_read_allowed(struct verb_ctx *v, bool req, const char *sub, siz
 {
 	if (!v->r->auth_reads || auth_any(v->auth, v->conn_id))
 		return true;
+	verb_auth_challenge(v);
 	verb_refuse(v, req, sub, sub_len, "auth-required: this relay only serves authenticated clients");
 	return false;
 }
@@ -118,6 +119,7 @@ void verb_req(struct verb_ctx *v)
 	if (!filters)
 		return;
 	if (verb_private_only(v, filters, n)) {
+		verb_auth_challenge(v);
 		verb_refuse(v, true, sub, sub_len,
 			    "auth-required: these kinds are private; authenticate (NIP-42) as one of"
 			    " their parties");

@@ -32,5 +32,8 @@ void verb_req(struct verb_ctx *v);
 void verb_close(struct verb_ctx *v);
 void verb_count(struct verb_ctx *v);
 void verb_auth(struct verb_ctx *v);
+/* Before an "auth-required:" answer: posts ["AUTH", challenge] unless the
+ * connection had it (on connect, or from an earlier call; NIP-42). */
+void verb_auth_challenge(struct verb_ctx *v);
 
 #endif

@@ -40,16 +40,28 @@ static void ws_notice(struct relayd *r, struct conn *c, const char *message)
 		send_frame(r, c, text, n, NULL, '\0');
 }
 
-/* NIP-42: every connection gets its challenge up front, so a client can
- * authenticate before it is asked to. */
+/* NIP-42: ["AUTH", challenge] for c. */
 static void ws_send_challenge(struct relayd *r, struct conn *c)
 {
-	char challenge[AUTH_CHALLENGE_HEX + 1], frame[64];
-	int n;
+	size_t n;
+	char *frame = auth_challenge_frame(r, c->id, &n);
 
-	auth_challenge(r, c->id, challenge);
-	n = snprintf(frame, sizeof(frame), "[\"AUTH\",\"%s\"]", challenge);
-	send_frame(r, c, strdup(frame), (size_t)n, NULL, '\0');
+	if (frame)
+		send_frame(r, c, frame, n, NULL, '\0');
+}
+
+/* With auth_challenge = connect the challenge goes out at once; else a lane
+ * sends it when an answer first asks for AUTH (verb_auth_challenge()).
+ * While relay_url is unset, the lane checks AUTH against the Host the
+ * client dialled (auth.h), noted before any message of it can arrive. */
+static void ws_prepare_auth(struct relayd *r, struct lws *wsi, struct conn *c)
+{
+	char host[AUTH_HOST_MAX];
+
+	if (!relayd_cfg(r)->relay_url[0] && lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) > 0)
+		ingress_note_host(r->ingress, c->id, host);
+	if (!strcmp(relayd_cfg(r)->auth_challenge, "connect"))
+		ws_send_challenge(r, c);
 }
 
 static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
@@ -77,7 +89,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	c->opened_at = (int64_t)time(NULL);
 	pss->conn_id = c->id;
 	keepalive_heard(r, c);
-	ws_send_challenge(r, c);
+	ws_prepare_auth(r, wsi, c);
 	return 0;
 }
 

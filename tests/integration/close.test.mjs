@@ -190,7 +190,7 @@ async function watcherOf(relay) {
 }
 
 describe('nothing after a Close', () => {
-  const relay = useRelay({ workers: 1, config: { max_outbound_bytes: 65536 } });
+  const relay = useRelay({ workers: 1, config: { max_outbound_bytes: 65536, auth_challenge: 'connect' } });
 
   it('1007 for invalid UTF-8 sent with the handshake, after the AUTH challenge or without it', async () => {
     for (let i = 0; i < 5; i++) {
@@ -242,7 +242,8 @@ describe('nothing after a Close', () => {
 describe('nothing after a Close for rate limit strikes', () => {
   const relay = useRelay({
     workers: 1,
-    config: { limit_loopback: 1, events_per_second: 1, events_burst: 2, rate_limit_strikes: 3 },
+    config: { limit_loopback: 1, events_per_second: 1, events_burst: 2, rate_limit_strikes: 3,
+      auth_challenge: 'connect' },
   });
 
   it('1008 with a live subscription, and nothing after it', async () => {
@@ -256,7 +257,7 @@ describe('nothing after a Close for rate limit strikes', () => {
 });
 
 describe('nothing after a Close when a worker stops', () => {
-  const relay = useRelay({ workers: 1 });
+  const relay = useRelay({ workers: 1, config: { auth_challenge: 'connect' } });
 
   it('SIGTERM: the TCP connection ends with no frame after a Close', async () => {
     const c = await subscribed(relay);

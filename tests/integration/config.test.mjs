@@ -2,13 +2,16 @@
  * config.test.mjs - the config file as an interface: unknown keys make both
  * daemons refuse to start with a message naming the key, a missing file is
  * an error, the default data_dir and run_dir are created, and relayctl stats
- * reports what stored holds.
+ * reports what stored holds.  The URL `make run` prints is one a client can
+ * dial, also for a wildcard or IPv6 bind.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Relay, itStopsCleanly, useRelay, binary, configText, freePort, run } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
@@ -168,3 +171,15 @@ describe('one relay per port', () => {
   itStopsCleanly(relay);
 });
 
+
+/* The URL `make run` prints (etc/run.sh), by etc/local-url.sh. */
+describe('the URL make run prints', () => {
+  const script = join(dirname(fileURLToPath(import.meta.url)), '../../etc/local-url.sh');
+  for (const [bind, url] of [['::', 'ws://localhost:18083'], ['0.0.0.0', 'ws://localhost:18083'],
+    ['127.0.0.1', 'ws://127.0.0.1:18083'], ['::1', 'ws://[::1]:18083'],
+    ['2001:db8::7', 'ws://[2001:db8::7]:18083']]) {
+    it(`bind = ${bind} prints ${url}`, () => {
+      assert.equal(execFileSync('sh', [script, bind, '18083'], { encoding: 'utf8' }).trim(), url);
+    });
+  }
+});

@@ -117,7 +117,7 @@ function suite(expressLane) {
   describe(`express_lane = ${expressLane}`, () => {
     const relay = useRelay({
       workers: 1,
-      config: { auth_required: 'reads', verify_threads: 1, express_lane: expressLane },
+      config: { auth_required: 'reads', verify_threads: 1, express_lane: expressLane, auth_challenge: 'connect' },
     });
 
     it('AUTH then REQ back to back during a flood: the REQ always sees the AUTH', async () => {
@@ -234,7 +234,8 @@ suite(0);
 
 for (const bytes of [1024, 0]) {
   describe(`inline_request_bytes = ${bytes}`, () => {
-    const relay = useRelay({ workers: 1, config: { inline_request_bytes: bytes } });
+    const relay = useRelay({ workers: 1, config: { inline_request_bytes: bytes, auth_challenge: 'connect',
+      private_kinds: '' } });
 
     it(bytes ? 'handles a quiet connection\'s small requests on the loop, and only those'
       : 'hands every request to a lane', async () => {

@@ -290,7 +290,7 @@ describe('a worker that falls behind stored', () => {
 });
 
 describe('a worker that falls behind stored, with private kinds', () => {
-  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, private_kinds: '4' } });
+  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, private_kinds: '4', auth_challenge: 'connect' } });
 
   it("sends its reader's lost direct messages again, each once", async () => {
     const alice = keypair();

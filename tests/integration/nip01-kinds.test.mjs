@@ -37,7 +37,7 @@ function tiePair(sk, template) {
 }
 
 describe('NIP-01 kinds', () => {
-  const relay = useRelay();
+  const relay = useRelay({ config: { private_kinds: '' } });
 
   describe('two versions (same author, same d tag) published oldest first', () => {
     for (const [kind, cls] of CLASSES) {

@@ -4,6 +4,8 @@
  * limit 0, the max_limit clamp, replacing a subscription by reusing its id,
  * CLOSE without CLOSED, CLOSED with a prefix for each refusal, sub ids echoed
  * exactly, and NOTICE for malformed frames on a connection that stays usable.
+ * The answer order README.md promises: one subscription's stored events,
+ * EOSE, then live events; a refused REQ's CLOSED after all else for its id.
  */
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
@@ -434,4 +436,46 @@ describe('NIP-01 REQ', () => {
   });
 
   itStopsCleanly(relay);
+});
+
+/* The order README.md promises ("Order of answers"), and only that: any
+ * other two answers may come in either order. */
+describe('answer order', () => {
+  const relay = useRelay({ workers: 1 });
+  const forSub = (id) => (f) => Array.isArray(f) && ['EVENT', 'EOSE', 'CLOSED'].includes(f[0]) && f[1] === id;
+
+  it('one subscription gets its stored events, then EOSE, then live events', async () => {
+    const kp = keypair();
+    const pub = await relay.connect();
+    const stored = [];
+    for (let i = 0; i < 3; i++)
+      stored.push((await pub.mustPublish(signed(kp.sk, { content: `stored ${i}` }))).id);
+    const c = await relay.connect();
+    const live = signed(kp.sk, { content: 'live' });
+    c.send(['REQ', 'o', { authors: [kp.pk] }]);
+    await pub.mustPublish(live); /* may land in the history or come live */
+    await until(() => c.inbox.some((f) => forSub('o')(f) && f[0] === 'EVENT' && f[2].id === live.id) &&
+      c.inbox.some((f) => forSub('o')(f) && f[0] === 'EOSE'), { timeout: 10000, what: 'EOSE and the live event' });
+    const frames = c.take(forSub('o'));
+    const eose = frames.findIndex((f) => f[0] === 'EOSE');
+    const before = frames.slice(0, eose).map((f) => f[2].id);
+    const after = frames.slice(eose + 1).map((f) => f[2].id);
+    assert.deepEqual(before.filter((id) => id !== live.id).sort(), [...stored].sort());
+    assert.deepEqual(after, before.includes(live.id) ? [] : [live.id]);
+  });
+
+  it('a refused REQ\'s CLOSED comes after everything for its id, and nothing after it', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    await c.mustPublish(signed(kp.sk, { content: 'history' }));
+    assert.equal((await c.req('watch', { authors: [kp.pk], limit: 0 })).eose, true);
+    c.send(['REQ', 'x', { authors: [kp.pk] }]);
+    c.send(['REQ', 'x', { ids: ['not hex'] }]);
+    const closed = await c.waitFor((f) => f[0] === 'CLOSED' && f[1] === 'x');
+    assert.match(closed[2], /^invalid: /);
+    c.take(forSub('x')); /* what came before the CLOSED (the history, perhaps) */
+    const later = await c.mustPublish(signed(kp.sk, { content: 'later' }));
+    await c.liveEvent('watch', later.id); /* a live event for x would have come by now */
+    assert.deepEqual(c.take(forSub('x')), [], 'a frame for x came after its CLOSED');
+  });
 });

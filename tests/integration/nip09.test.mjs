@@ -23,7 +23,7 @@ const deletion = (sk, tags, created_at = now()) =>
 const addr = (kind, pk, d) => `${kind}:${pk}:${d}`;
 
 describe('NIP-09 deletion', () => {
-  const relay = useRelay();
+  const relay = useRelay({ config: { private_kinds: '' } });
 
   /* ids a fresh REQ on c returns for filter */
   async function idsOf(c, filter) {

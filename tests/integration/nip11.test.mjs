@@ -2,7 +2,8 @@
  * nip11.test.mjs - the relay information document (NIP-11): GET / with
  * Accept: application/nostr+json, its fields and CORS headers, limitation
  * values equal to the configured ones (and to the defaults when unset), and
- * the advertised limits being the enforced ones.
+ * the advertised limits being the enforced ones.  software is a URL; icon,
+ * banner, privacy_policy, terms_of_service and self appear only when set.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,8 +133,45 @@ describe('NIP-11 with configured values', () => {
   itStopsCleanly(relay);
 });
 
+/* The optional fields: [config key, document field, a value]. */
+const OPTIONAL = [
+  ['relay_icon', 'icon', 'https://relay.invalid/icon.png'],
+  ['relay_banner', 'banner', 'https://relay.invalid/banner.jpg'],
+  ['relay_privacy_policy', 'privacy_policy', 'https://relay.invalid/privacy.txt'],
+  ['relay_terms_of_service', 'terms_of_service', 'https://relay.invalid/terms.txt'],
+  ['relay_self', 'self', keypair().pk],
+];
+
+describe('NIP-11 with the optional fields set', () => {
+  const relay = useRelay({
+    workers: 1,
+    config: { ...INFO, relay_software: 'https://relay.invalid/src',
+      ...Object.fromEntries(OPTIONAL.map(([key, , value]) => [key, value])) },
+  });
+
+  it('software is the configured URL', async () => {
+    const { doc } = await getDocument(relay);
+    assert.equal(doc.software, 'https://relay.invalid/src');
+  });
+
+  for (const [key, field, value] of OPTIONAL) {
+    it(`${field} is ${key}`, async () => {
+      const { doc } = await getDocument(relay);
+      assert.equal(doc[field], value);
+    });
+  }
+
+  itStopsCleanly(relay);
+});
+
 describe('NIP-11 with default limits', () => {
   const relay = useRelay({ config: INFO });
+
+  it('software is a URL, and the optional fields are left out', async () => {
+    const { doc } = await getDocument(relay);
+    assert.match(doc.software, /^https:\/\/\S+$/);
+    for (const [, field] of OPTIONAL) assert.equal(doc[field], undefined, field);
+  });
 
   for (const [key, field, , value] of LIMITS) {
     it(`limitation.${field} defaults to ${value} (${key})`, async () => {

@@ -35,7 +35,7 @@ async function storedEvents(relay) {
 }
 
 describe('NIP-40 expiration, checked at query and delivery time', () => {
-  const relay = useRelay({ config: { expire_interval: 3600 } });
+  const relay = useRelay({ config: { expire_interval: 3600, private_kinds: '' } });
 
   it('an event that has expired is refused on arrival and not stored', async () => {
     const { sk, pk } = keypair();

@@ -33,7 +33,7 @@ async function authenticate(relay, c, kp) {
 }
 
 describe('NIP-42 AUTH and NIP-70 protected events', () => {
-  const relay = useRelay({ workers: 2 });
+  const relay = useRelay({ workers: 2, config: { auth_challenge: 'connect' } });
 
   it('sends a challenge on connect, different per connection', async () => {
     const a = await relay.connect();
@@ -119,7 +119,7 @@ describe('NIP-42 AUTH and NIP-70 protected events', () => {
 });
 
 describe('auth_required = all', () => {
-  const relay = useRelay({ workers: 1, config: { auth_required: 'all' } });
+  const relay = useRelay({ workers: 1, config: { auth_required: 'all', auth_challenge: 'connect' } });
 
   it('refuses EVENT, REQ and COUNT until the client authenticates', async () => {
     const kp = keypair();
@@ -149,7 +149,7 @@ describe('auth_required = all', () => {
 });
 
 describe('NIP-13 minimum proof of work', () => {
-  const relay = useRelay({ workers: 1, config: { min_pow_difficulty: 8 } });
+  const relay = useRelay({ workers: 1, config: { min_pow_difficulty: 8, auth_challenge: 'connect' } });
 
   function leadingZeroBits(hex) {
     let bits = 0;
@@ -186,7 +186,7 @@ describe('NIP-13 minimum proof of work', () => {
 /* NIP-11 auth_required means no action at all before AUTH: only "all". */
 for (const [mode, restricted] of [['writes', true], ['reads', false], ['no', false]]) {
   describe(`auth_required = ${mode}`, () => {
-    const relay = useRelay({ workers: 1, config: { auth_required: mode } });
+    const relay = useRelay({ workers: 1, config: { auth_required: mode, auth_challenge: 'connect', private_kinds: '' } });
     const writes = mode === 'writes';
     const reads = mode === 'reads';
 
@@ -219,3 +219,129 @@ for (const [mode, restricted] of [['writes', true], ['reads', false], ['no', fal
     });
   });
 }
+
+/* NIP-70: a repost (kind 6 or 16) that embeds a protected event. */
+describe('NIP-70 reposts of protected events', () => {
+  const relay = useRelay({ workers: 1, config: { auth_challenge: 'connect' } });
+  const author = keypair();
+  const reposter = keypair();
+  const inner = signed(author.sk, { tags: [['-']], content: 'for members only' });
+  const open = signed(author.sk, { content: 'for everyone' });
+  const repost = (kind, content) =>
+    signed(reposter.sk, { kind, content, tags: [['e', inner.id], ['p', author.pk]] });
+
+  for (const kind of [6, 16]) {
+    it(`kind ${kind} embedding one is blocked: unless the connection is its author`, async () => {
+      const c = await relay.connect();
+      let ok = await c.publish(repost(kind, JSON.stringify(inner)));
+      assert.equal(ok.ok, false);
+      assert.match(ok.message, /^blocked: /);
+      assert.equal((await authenticate(relay, c, reposter)).ok, true);
+      ok = await c.publish(repost(kind, ` ${JSON.stringify(inner)}`));
+      assert.equal(ok.ok, false, 'the reposter is not the embedded event\'s author');
+      assert.match(ok.message, /^blocked: /);
+      assert.equal((await authenticate(relay, c, author)).ok, true);
+      ok = await c.publish(repost(kind, JSON.stringify(inner)));
+      assert.equal(ok.ok, true, ok.message);
+    });
+
+    it(`kind ${kind} with empty content or an open event is accepted`, async () => {
+      const c = await relay.connect();
+      for (const content of ['', JSON.stringify(open), 'not JSON', '{"tags":"-"}']) {
+        const ok = await c.publish(repost(kind, content));
+        assert.equal(ok.ok, true, `${content}: ${ok.message}`);
+      }
+    });
+  }
+});
+
+/* NIP-42 without relay_url: the relay tag may name the host the client
+ * dialled (its Host header), normalized; loopback names are one host. */
+describe('NIP-42 relay tag without relay_url', () => {
+  const relay = useRelay({ workers: 1, config: { auth_challenge: 'connect' } });
+
+  async function authAs(c, relayTag) {
+    const ev = authEvent(keypair(), relayTag, await challengeOf(c));
+    c.send(['AUTH', ev]);
+    return c.okFor(ev.id);
+  }
+
+  it('names this machine by any of its loopback names, with or without a slash', async () => {
+    const port = relay.port;
+    for (const tag of [`ws://localhost:${port}`, `ws://127.0.0.1:${port}/`, `WS://LocalHost:${port}/`,
+      `ws://[::1]:${port}`, `wss://localhost:${port}`]) {
+      const ok = await authAs(await relay.connect(), tag);
+      assert.equal(ok.ok, true, `${tag}: ${ok.message}`);
+    }
+  });
+
+  it('refuses another port, another machine, or the wildcard address', async () => {
+    const port = relay.port;
+    for (const tag of [`ws://localhost:${port + 1}`, 'wss://relay.example.com', `ws://0.0.0.0:${port}`,
+      `ws://10.0.0.1:${port}`, `http://localhost:${port}`]) {
+      const ok = await authAs(await relay.connect(), tag);
+      assert.equal(ok.ok, false, tag);
+      assert.match(ok.message, /^invalid: the relay tag/, tag);
+    }
+  });
+
+  it('names the host a proxy passed on, with the default port of the tag\'s scheme', async () => {
+    const headers = { Host: 'Relay.Example.COM' };
+    /* The URL of the bind names the relay whatever the Host. */
+    for (const tag of ['wss://relay.example.com', 'ws://relay.example.com/', 'wss://relay.example.com:443/',
+      `ws://localhost:${relay.port}`]) {
+      const ok = await authAs(await relay.connect({ headers }), tag);
+      assert.equal(ok.ok, true, `${tag}: ${ok.message}`);
+    }
+    for (const tag of ['wss://other.example.com', 'wss://relay.example.com:8443', 'ws://relay.example.com:443']) {
+      const ok = await authAs(await relay.connect({ headers }), tag);
+      assert.equal(ok.ok, false, tag);
+    }
+  });
+});
+
+describe('NIP-42 relay tag with relay_url set', () => {
+  const relay = useRelay({
+    workers: 1,
+    config: { auth_challenge: 'connect', relay_url: 'wss://Relay.Example.com/nostr/' },
+  });
+
+  it('names relay_url normalized, and nothing else', async () => {
+    for (const [tag, good] of [['wss://relay.example.com:443/nostr', true], ['WSS://relay.example.com/Nostr/', true],
+      ['wss://relay.example.com', false], [relay.url, false], [`ws://localhost:${relay.port}`, false]]) {
+      const c = await relay.connect({ headers: { Host: 'relay.example.com' } });
+      const ev = authEvent(keypair(), tag, await challengeOf(c));
+      c.send(['AUTH', ev]);
+      const ok = await c.okFor(ev.id);
+      assert.equal(ok.ok, good, `${tag}: ${ok.message}`);
+    }
+  });
+});
+
+/* auth_challenge = when_needed (the default): no challenge until an answer
+ * asks for AUTH; then one, just before that answer, and only once. */
+describe('NIP-42 challenge when needed (the default)', () => {
+  const relay = useRelay({ workers: 1 });
+
+  it('sends none to a client that needs none', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    await c.mustPublish(signed(kp.sk, { content: 'no AUTH needed' }));
+    assert.equal((await c.req('r', { authors: [kp.pk] })).events.length, 1);
+    assert.deepEqual(c.challenges, []);
+  });
+
+  it('sends one before the first auth-required: answer, and that one works', async () => {
+    const author = keypair();
+    const c = await relay.connect();
+    const r = await c.req('dm', { kinds: [4], '#p': [author.pk] });
+    assert.match(r.closed, /^auth-required: /);
+    assert.equal(c.challenges.length, 1, 'the challenge came before the CLOSED');
+    const ev = signed(author.sk, { tags: [['-']], content: 'protected' });
+    const ok = await c.publish(ev);
+    assert.match(ok.message, /^auth-required: /);
+    assert.equal(c.challenges.length, 1, 'a connection gets its challenge once');
+    assert.equal((await authenticate(relay, c, author)).ok, true);
+    assert.equal((await c.publish(ev)).ok, true);
+  });
+});

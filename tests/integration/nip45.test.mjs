@@ -52,7 +52,7 @@ function expectedHll(tagValue, pubkeys) {
 }
 
 describe('NIP-45 COUNT', () => {
-  const relay = useRelay({ config: { max_filters: MAX_FILTERS } });
+  const relay = useRelay({ config: { max_filters: MAX_FILTERS, private_kinds: '' } });
 
   function assertClosed(r, what) {
     assert.ok(r.closed !== undefined, `${what}: expected CLOSED, got ${JSON.stringify(r.frame)}`);
@@ -273,7 +273,7 @@ describe('NIP-45 COUNT', () => {
 });
 
 describe('NIP-45 COUNT at the largest max_filters', () => {
-  const relay = useRelay({ workers: 1, config: { max_filters: 1000 } });
+  const relay = useRelay({ workers: 1, config: { max_filters: 1000, private_kinds: '' } });
 
   /* SQLite refuses one compound SELECT of more than 500 terms; a COUNT of
    * 501 filters or more was answered "error: the count failed". */

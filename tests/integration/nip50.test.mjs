@@ -26,7 +26,7 @@ function word() {
 }
 
 describe('NIP-50 search', () => {
-  const relay = useRelay();
+  const relay = useRelay({ config: { private_kinds: '' } });
 
   /* ids of the stored events a REQ with these filters returns, in order */
   async function search(c, ...filters) {

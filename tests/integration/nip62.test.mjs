@@ -53,7 +53,7 @@ async function populate(c, alice, bob, carol, t) {
 }
 
 describe('NIP-62 request to vanish', () => {
-  const relay = useRelay();
+  const relay = useRelay({ config: { private_kinds: '' } });
 
   it('naming this relay deletes everything of the author up to created_at, on every worker and from COUNT', async () => {
     const [alice, bob, carol] = [keypair(), keypair(), keypair()];

@@ -20,7 +20,7 @@ async function authenticate(relay, c, kp) {
 }
 
 describe('private kinds', () => {
-  const relay = useRelay({ workers: 2, config: { private_kinds: '4,1059' } });
+  const relay = useRelay({ workers: 2, config: { private_kinds: '4,1059', auth_challenge: 'connect' } });
   const alice = keypair();
   const bob = keypair();
   const eve = keypair();
@@ -143,5 +143,44 @@ describe('private kinds', () => {
     c.send(['COUNT', 'notes', { kinds: [1], authors: [alice.pk] }]);
     const ok = await c.waitFor((f) => f[0] === 'COUNT' && f[1] === 'notes');
     assert.equal(ok[2].count, 2);
+  });
+});
+
+/* private_kinds is 4,1059 unless set; set empty, every kind is public. */
+describe('private kinds by default', () => {
+  const relay = useRelay({ workers: 1 });
+  const alice = keypair();
+  const bob = keypair();
+
+  it('a direct message and a gift wrap are their parties\' only', async () => {
+    const pub = await relay.connect();
+    const dm = signed(alice.sk, { kind: 4, tags: [['p', bob.pk]], content: 'ciphertext' });
+    const wrap = signed(alice.sk, { kind: 1059, tags: [['p', bob.pk]], content: 'sealed' });
+    for (const ev of [dm, wrap]) assert.equal((await pub.publish(ev)).ok, true);
+    const anon = await relay.connect();
+    assert.deepEqual((await anon.req('a', { authors: [alice.pk] })).events, []);
+    assert.match((await anon.req('k', { kinds: [4, 1059] })).closed, /^auth-required: /);
+    anon.send(['COUNT', 'n', { authors: [alice.pk] }]);
+    const n = await anon.waitFor((f) => f[1] === 'n');
+    assert.equal(n[0], 'CLOSED');
+    const asBob = await relay.connect();
+    asBob.send(['REQ', 'ask', { kinds: [4] }]); /* brings the challenge */
+    await asBob.waitFor((f) => f[0] === 'CLOSED' && f[1] === 'ask');
+    await authenticate(relay, asBob, bob);
+    const r = await asBob.req('b', { authors: [alice.pk] });
+    assert.deepEqual(r.events.map((e) => e.id).sort(), [dm.id, wrap.id].sort());
+  });
+});
+
+describe('private_kinds set empty', () => {
+  const relay = useRelay({ workers: 1, config: { private_kinds: '' } });
+
+  it('serves direct messages to anyone', async () => {
+    const alice = keypair();
+    const pub = await relay.connect();
+    const dm = signed(alice.sk, { kind: 4, tags: [['p', keypair().pk]], content: 'ciphertext' });
+    assert.equal((await pub.publish(dm)).ok, true);
+    const r = await (await relay.connect()).req('a', { kinds: [4], authors: [alice.pk] });
+    assert.deepEqual(r.events.map((e) => e.id), [dm.id]);
   });
 });

@@ -36,7 +36,7 @@ describe('search index written in batches', () => {
   /* Nothing but a search (or a restart) makes the writer index. */
   const relay = useRelay({
     workers: 2,
-    config: { search_index_delay_ms: 600000, search_index_batch: 1000000 },
+    config: { search_index_delay_ms: 600000, search_index_batch: 1000000, private_kinds: '' },
   });
 
   /* Read live from the admin socket (/metrics is refreshed each second). */
@@ -132,7 +132,7 @@ describe('search index written in batches', () => {
 });
 
 describe('search turned on for a database kept without it', () => {
-  const relay = useRelay({ workers: 1, config: { search: 0 } });
+  const relay = useRelay({ workers: 1, config: { search: 0, private_kinds: '' } });
 
   it('search = 0 keeps no index file', () => {
     assert.equal(existsSync(join(relay.dataDir, 'relay.db')), true);

@@ -3,6 +3,8 @@
  *   - auth_add / auth_has / auth_any / auth_list / auth_forget for one
  *     connection: several pubkeys, a repeat is not added twice, the
  *     AUTH_MAX_PUBKEYS limit answers ERR_FULL, forget drops them all;
+ *   - auth_first_challenge is true once per connection, and again after
+ *     auth_forget; a noted Host or a challenge authenticates nobody;
  *   - two threads (a lane's two servers, relayd/fairq.h) adding, reading
  *     and forgetting different connections of one table at once leave
  *     exactly what each thread wrote (run under ThreadSanitizer by
@@ -48,6 +50,23 @@ START_TEST(one_connection)
 	auth_forget(t, 7);
 	ck_assert(!auth_any(t, 7));
 	ck_assert_uint_eq(auth_list(t, 7, list), 0);
+	auth_table_free(t);
+}
+END_TEST
+
+START_TEST(challenge_once_and_host)
+{
+	struct auth_table *t = auth_table_new();
+
+	ck_assert(auth_first_challenge(t, 9));
+	ck_assert(!auth_first_challenge(t, 9));
+	ck_assert(auth_first_challenge(t, 10));
+	ck_assert_int_eq(auth_note_host(t, 11, "relay.example.com"), 0);
+	ck_assert(auth_first_challenge(t, 11));
+	ck_assert(!auth_any(t, 9));
+	ck_assert(!auth_any(t, 11));
+	auth_forget(t, 9);
+	ck_assert(auth_first_challenge(t, 9));
 	auth_table_free(t);
 }
 END_TEST
@@ -131,6 +150,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, one_connection);
+	tcase_add_test(tc, challenge_once_and_host);
 	tcase_add_test(tc, two_threads_share_a_table);
 	suite_add_tcase(s, tc);
 	return suite_run(s);

@@ -50,12 +50,13 @@ export class Client {
   }
 
   /* Opens a websocket to url (must be ws://127.0.0.1:...).  Resolves once the
-   * handshake completed; .worker holds the X-Relay-Worker header value. */
-  static open(url, { timeout = DEFAULT_TIMEOUT_MS } = {}) {
+   * handshake completed; .worker holds the X-Relay-Worker header value.
+   * headers go with the handshake (a Host naming another host, say). */
+  static open(url, { timeout = DEFAULT_TIMEOUT_MS, headers = {} } = {}) {
     if (!/^ws:\/\/127\.0\.0\.1:\d+\/?$/.test(url))
       throw new Error(`tests only connect to 127.0.0.1, not ${url}`);
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { handshakeTimeout: timeout });
+      const ws = new WebSocket(url, { handshakeTimeout: timeout, headers });
       let worker = null;
       ws.once('upgrade', (res) => {
         const h = res.headers['x-relay-worker'];

@@ -264,9 +264,10 @@ export class Relay {
     }
   }
 
-  /* A client on whichever worker the kernel picks; closed after the test. */
-  async connect() {
-    const c = await Client.open(this.url);
+  /* A client on whichever worker the kernel picks; closed after the test.
+   * opts go to Client.open (headers). */
+  async connect(opts = {}) {
+    const c = await Client.open(this.url, opts);
     this.clients.add(c);
     return c;
   }
