@@ -71,7 +71,8 @@ function byAddress(reply, address) {
 describe('relayctl conns and kick', () => {
   /* A generous wait for the workers' answers: a busy machine may be slow. */
   const relay = useRelay({ workers: 2,
-    config: { real_ip_header: 'X-Forwarded-For', conns_timeout_ms: 5000 } });
+    config: { real_ip_header: 'X-Forwarded-For', conns_timeout_ms: 5000,
+      auth_challenge: 'connect' } });
 
   it('lists every client with its worker, real address, counts, subscriptions and pubkey', async () => {
     const start = now();
