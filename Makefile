@@ -134,9 +134,10 @@ integration: deps all node_modules
 test: unit integration
 
 # The whole suite again under AddressSanitizer and UndefinedBehaviorSanitizer
-# (tests/lsan.supp: the leaks that are nng's, not ours).
+# (tests/lsan.supp: the leaks that are nng's, not ours).  Its builds run
+# several times slower, so the integration tests' waits are bounded 4x longer.
 sanitize:
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) SAN=address,undefined \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp RELAY_WAIT_SCALE=4 $(MAKE) SAN=address,undefined \
 		CFLAGS="-O1 -g" test
 
 # ThreadSanitizer on the unit suites of the code threads share: stored's

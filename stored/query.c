@@ -46,15 +46,28 @@ struct query_worker {
 	struct buf out;
 	int64_t deadline_us; /* the current job's time budget ends (monotonic) */
 	bool timed_out;
+	bool cut; /* stored is stopping: the job ends and answers nothing */
 };
+
+/* Whether stored is stopping.  A job then answers nothing: the workers ask
+ * again for every history left open when stored comes back. */
+static bool query_stopping(const struct query_worker *q)
+{
+	return atomic_load_explicit(&q->s->stopping, memory_order_relaxed);
+}
 
 /* SQLite calls this every few thousand VM steps: past the job's budget it
  * interrupts the statement, so one scan cannot hold a query thread (and the
- * clients queued behind it) for long. */
+ * clients queued behind it) for long.  A stop interrupts it too, so that
+ * SIGTERM is not held up by heavy queries. */
 static int query_progress(void *arg)
 {
 	struct query_worker *q = arg;
 
+	if (query_stopping(q)) {
+		q->cut = true;
+		return 1;
+	}
 	if (deadline_now_us() < q->deadline_us)
 		return 0;
 	q->timed_out = true;
@@ -75,6 +88,15 @@ static int query_seen_insert(struct query_worker *q, int64_t seq)
 	return 1;
 }
 
+/* Frees the pending chunk unsent. */
+static void query_drop_chunk(struct query_worker *q)
+{
+	for (uint32_t i = 0; i < q->nevents; i++)
+		free((char *)q->events[i].ptr);
+	q->nevents = 0;
+	q->bytes = 0;
+}
+
 /* Sends the pending chunk: as QUERY_EVENTS, or with last as QUERY_LAST,
  * which also ends the history (even with no events pending). */
 static void query_send_chunk(struct query_worker *q, const struct query_job *job, bool last)
@@ -91,10 +113,7 @@ static void query_send_chunk(struct query_worker *q, const struct query_job *job
 		  : msg_encode_query_events(&q->out, &h, &m.events);
 	if (rc == 0)
 		reply_send(q->s, &job->to, q->out.data, q->out.len);
-	for (uint32_t i = 0; i < q->nevents; i++)
-		free((char *)q->events[i].ptr);
-	q->nevents = 0;
-	q->bytes = 0;
+	query_drop_chunk(q);
 }
 
 static int query_add(struct query_worker *q, const struct query_job *job, const char *json, int len)
@@ -235,12 +254,16 @@ static void query_count(struct query_worker *q, const struct query_job *job)
 				      .sub_id = { job->sub_id, job->sub_id_len } };
 
 	if (query_count_rows(q, job, &scope, &r.count)) {
+		if (q->cut)
+			return;
 		r.status = MSG_QUERY_CLOSED;
 		if (q->timed_out)
 			why = query_too_long;
 		r.message = (struct msg_str){ why, (uint32_t)strlen(why) };
 	} else {
 		r.has_hll = query_count_hll(q, job, &scope, r.hll);
+		if (q->cut)
+			return;
 	}
 	buf_reset(&q->out);
 	if (msg_encode_count_result(&q->out, &h, &r) == 0)
@@ -275,6 +298,9 @@ static void query_run(struct query_worker *q, struct query_job *job)
 
 	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
 	q->timed_out = false;
+	q->cut = query_stopping(q);
+	if (q->cut)
+		return;
 	/* INT64_MAX: whatever is readable now (COUNT, restored subscriptions
 	 * without a bound); otherwise the broadcaster's bound (visible.h). */
 	if (job->max_seq != INT64_MAX &&
@@ -297,6 +323,10 @@ static void query_history(struct query_worker *q, struct query_job *job)
 
 	for (uint32_t i = 0; i < job->nfilters && !failed; i++)
 		failed = query_filter(q, job, &job->filters[i]);
+	if (q->cut) {
+		query_drop_chunk(q);
+		return;
+	}
 	if (failed) {
 		query_send_chunk(q, job, false);
 		query_fail(q, job);

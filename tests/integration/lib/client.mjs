@@ -22,6 +22,16 @@ import { schnorr } from '@noble/curves/secp256k1.js';
 /* How long a wait lasts, in ms, unless the caller passes a timeout. */
 export const DEFAULT_TIMEOUT_MS = 5000;
 
+/* Every wait's bound is multiplied by RELAY_WAIT_SCALE (default 1):
+ * `make sanitize` sets it, since its builds run several times slower.
+ * It lengthens only the bounds, never what a test expects to happen. */
+export const WAIT_SCALE = Math.max(1, Number(process.env.RELAY_WAIT_SCALE) || 1);
+
+/* ms, as bound for a wait: scaled by WAIT_SCALE. */
+export function waitBound(ms) {
+  return ms * WAIT_SCALE;
+}
+
 /* Prefixes NIP-01 defines for OK and CLOSED messages. */
 export const PREFIXES = [
   'duplicate', 'pow', 'blocked', 'rate-limited', 'invalid', 'restricted',
@@ -56,7 +66,7 @@ export class Client {
     if (!/^ws:\/\/127\.0\.0\.1:\d+\/?$/.test(url))
       throw new Error(`tests only connect to 127.0.0.1, not ${url}`);
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { handshakeTimeout: timeout, headers });
+      const ws = new WebSocket(url, { handshakeTimeout: waitBound(timeout), headers });
       let worker = null;
       ws.once('upgrade', (res) => {
         const h = res.headers['x-relay-worker'];
@@ -111,6 +121,7 @@ export class Client {
    * when a frame that is not valid JSON arrives; the message names what
    * and lists the unmatched frames. */
   waitFor(pred, { timeout = DEFAULT_TIMEOUT_MS, what = 'a matching frame' } = {}) {
+    timeout = waitBound(timeout);
     return new Promise((resolve, reject) => {
       const waiter = {
         check: () => {
@@ -235,6 +246,7 @@ export class Client {
   /* Resolves when the server closes the connection (bounded). */
   waitClosed({ timeout = DEFAULT_TIMEOUT_MS } = {}) {
     if (this.closeInfo) return Promise.resolve(this.closeInfo);
+    timeout = waitBound(timeout);
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`connection still open after ${timeout} ms`)),
         timeout);

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { it, before, after, beforeEach, afterEach } from 'node:test';
-import { Client } from './client.mjs';
+import { Client, waitBound } from './client.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /* The directory of the built binaries: $RELAY_BUILD, else the checkout's build/. */
@@ -34,7 +34,7 @@ export const BUILD = process.env.RELAY_BUILD
 /* The only address a test relay binds and a test client dials. */
 export const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 10000;
-const STOP_TIMEOUT_MS = 5000;
+const STOP_TIMEOUT_MS = waitBound(5000);
 const LOG_CAP = 256 * 1024;
 
 /* Every child still running when the test process exits, or is interrupted
@@ -96,6 +96,7 @@ export function sleep(ms) {
 /* Polls cond() every interval ms until it returns a truthy value or timeout
  * ms have passed; throws the message from what() on timeout. */
 export async function until(cond, { timeout = START_TIMEOUT_MS, interval = 25, what = 'condition' } = {}) {
+  timeout = waitBound(timeout);
   const deadline = Date.now() + timeout;
   for (;;) {
     const v = await cond();
@@ -409,6 +410,7 @@ export class Relay {
 
 /* Runs a program to completion (bounded); resolves {code, signal, stdout, stderr}. */
 export function run(bin, args, { cwd, timeout = 10000 } = {}) {
+  timeout = waitBound(timeout);
   return new Promise((resolveP, reject) => {
     if (!existsSync(bin)) {
       reject(new Error(`${bin} does not exist (run make; RELAY_BUILD=${BUILD})`));
