@@ -97,8 +97,10 @@ static int ctl_read_line(struct ctl_reader *r, struct buf *text, size_t max, str
 		if (r->pos == r->end) {
 			r->pos = 0;
 			r->end = fread(r->data, 1, sizeof(r->data), r->in);
+			if (r->end == 0 && (ferror(r->in) || got == 0))
+				return ferror(r->in) ? -1 : 0;
 			if (r->end == 0)
-				return ferror(r->in) ? -1 : got > 0;
+				break; /* the last line, without a '\n' */
 		}
 		at = r->data + r->pos;
 		nl = memchr(at, '\n', r->end - r->pos);
