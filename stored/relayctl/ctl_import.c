@@ -23,10 +23,12 @@
 #include "../../common/buf.h"
 #include "ctl.h"
 
-/* A batch: lines read at a time, and about this much text (stored takes
- * up to 10000 events and 2 * max_message_bytes + 4 MiB a request). */
+/* A batch: lines read at a time, and about this much text.  stored takes
+ * up to 10000 events and 2 * max_message_bytes + 4 MiB a request.  An
+ * event's canonical JSON is at most a few bytes longer than its line (a
+ * number such as 1e9 written out), which the 256 KiB left over covers. */
 #define CTL_BATCH_LINES 8192
-#define CTL_BATCH_BYTES (4u << 20)
+#define CTL_BATCH_BYTES ((4u << 20) - (256u << 10))
 #define CTL_READ_BYTES 65536
 
 /* The summary's counters, in its order, with their --json names. */
