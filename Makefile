@@ -43,6 +43,7 @@ RELAYD_OBJ := $(call obj,$(RELAYD_SRC))
 CTL_OBJ := $(call obj,$(CTL_SRC))
 
 UNIT_SRC := $(wildcard tests/common/test_*.c tests/proto/test_*.c tests/stored/test_*.c tests/relayd/test_*.c)
+UNIT_SRC += $(wildcard tests/stored/relayctl/test_*.c)
 UNIT_BIN := $(patsubst %.c,$(BUILD)/%,$(UNIT_SRC))
 
 .PHONY: all deps run test unit integration clean sanitize node_modules
@@ -89,6 +90,10 @@ $(BUILD)/tests/proto/%: $(call obj,tests/proto/%.c) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 $(BUILD)/tests/stored/%: $(call obj,tests/stored/%.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+# relayctl's: the one object the test checks (relayctl.c holds main).
+$(BUILD)/tests/stored/relayctl/test_%: $(call obj,tests/stored/relayctl/test_%.c) $(BUILD)/obj/stored/relayctl/%.o $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 $(BUILD)/tests/relayd/%: $(call obj,tests/relayd/%.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
