@@ -31,7 +31,7 @@
 	"\"sig\":\"06c756c5e82f6f6aabef6785ebde2adbe4062e5eb8393315763225ca1dafffc8"          \
 	"a4b44c16ef7f513844bad397299b2519695d385bfed9b2a936dea45838574f3f\"}"
 /* B with A's signature: a valid signature, of another event. */
-#define EV_B_SIG_OF_A EV_B_NO_SIG                                                          \
+#define EV_B_SIG_OF_A "{" EV_B_REST_NO_SIG                                                          \
 	"\"sig\":\"5ed9ef79ee5778a37c9b33870d516fa9b9801b5578907c688653506e9315d456"          \
 	"74c466e816e0ddc0bf5a2796fc60cdf77dfbde7b2d72c90d6e6173f6dbf387f6\"}"
 
