@@ -149,13 +149,14 @@ sanitize:
 # watermark, relayd's mailbox, outgoing queues and NIP-42 table, the
 # subscription index's owner hand-off, the listener check, relayd's backlog
 # of requests to stored and its table of followed websocket streams, and
-# stored's backup thread
+# stored's backup thread, and relayctl import's threads judging lines
 # (libwebsockets, nng and SQLite themselves are not instrumented, so the
 # daemons as a whole are not run under TSan).
 TSAN_UNITS := tests/stored/test_queue tests/stored/test_turnqueue tests/stored/test_jobs tests/stored/test_checkpoint \
 	tests/stored/test_search_index tests/stored/test_visible tests/stored/test_backup tests/stored/test_workask \
 	tests/relayd/test_mailbox tests/relayd/test_auth tests/relayd/test_wsguard \
-	tests/relayd/test_outq tests/relayd/test_conn tests/relayd/test_backlog tests/common/test_listencheck
+	tests/relayd/test_outq tests/relayd/test_conn tests/relayd/test_backlog tests/common/test_listencheck \
+	tests/stored/relayctl/test_ctl_judge
 .PHONY: tsan
 tsan: deps
 	$(MAKE) SAN=thread CFLAGS="-O1 -g" $(addprefix build-thread/,$(TSAN_UNITS))
