@@ -43,6 +43,7 @@ RELAYD_OBJ := $(call obj,$(RELAYD_SRC))
 CTL_OBJ := $(call obj,$(CTL_SRC))
 
 UNIT_SRC := $(wildcard tests/common/test_*.c tests/proto/test_*.c tests/stored/test_*.c tests/relayd/test_*.c)
+UNIT_SRC += $(wildcard tests/stored/relayctl/test_*.c)
 UNIT_BIN := $(patsubst %.c,$(BUILD)/%,$(UNIT_SRC))
 
 .PHONY: all deps run test unit integration clean sanitize node_modules
@@ -89,6 +90,10 @@ $(BUILD)/tests/proto/%: $(call obj,tests/proto/%.c) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 $(BUILD)/tests/stored/%: $(call obj,tests/stored/%.c) $(STORED_OBJ) $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
+# relayctl's: the one object the test checks (relayctl.c holds main).
+$(BUILD)/tests/stored/relayctl/test_%: $(call obj,tests/stored/relayctl/test_%.c) $(BUILD)/obj/stored/relayctl/%.o $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(CHECK_LIBS)
 $(BUILD)/tests/relayd/%: $(call obj,tests/relayd/%.c) $(RELAYD_OBJ) $(BUILD)/libcommon.a
@@ -145,13 +150,14 @@ sanitize:
 # watermark, relayd's mailbox, outgoing queues and NIP-42 table, the
 # subscription index's owner hand-off, the listener check, relayd's backlog
 # of requests to stored and its table of followed websocket streams, and
-# stored's backup thread
+# stored's backup thread, and relayctl import's threads judging lines
 # (libwebsockets, nng and SQLite themselves are not instrumented, so the
 # daemons as a whole are not run under TSan).
 TSAN_UNITS := tests/stored/test_queue tests/stored/test_turnqueue tests/stored/test_jobs tests/stored/test_checkpoint \
 	tests/stored/test_search_index tests/stored/test_visible tests/stored/test_backup tests/stored/test_workask \
 	tests/relayd/test_mailbox tests/relayd/test_auth tests/relayd/test_wsguard \
-	tests/relayd/test_outq tests/relayd/test_conn tests/relayd/test_backlog tests/common/test_listencheck
+	tests/relayd/test_outq tests/relayd/test_conn tests/relayd/test_backlog tests/common/test_listencheck \
+	tests/stored/relayctl/test_ctl_judge
 .PHONY: tsan
 tsan: deps
 	$(MAKE) SAN=thread CFLAGS="-O1 -g" $(addprefix build-thread/,$(TSAN_UNITS))

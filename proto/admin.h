@@ -152,10 +152,12 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 #define ADMIN_F_MORE "more"
 #define ADMIN_F_EVENTS "events"
 
-/* ---- import: request {events}; answer {stored, duplicate, refused,
- * invalid, problems [{index, message}]} ---- */
+/* ---- import: request {events, verified}; answer {stored, duplicate,
+ * superseded, refused, invalid, problems [{index, message}]} ---- */
+#define ADMIN_F_VERIFIED "verified"
 #define ADMIN_F_STORED "stored"
 #define ADMIN_F_DUPLICATE "duplicate"
+#define ADMIN_F_SUPERSEDED "superseded"
 #define ADMIN_F_REFUSED "refused"
 #define ADMIN_F_INVALID "invalid"
 #define ADMIN_F_PROBLEMS "problems"

@@ -54,10 +54,15 @@
  *               page of events in seq order after seq (default 1000, at most
  *               10000 and about 1 MiB): {last, more, events: [event...]};
  *               ask again with after = last while more is true
- *   import      {"events": [event...]} (1..10000): each is checked like a
- *               client's (id, signature; ephemeral and expired refused) and
- *               ingested by the writer under the usual rules: {stored,
- *               duplicate, refused, invalid, problems: [{index, message}]}
+ *   import      {"events": [event...], "verified": bool} (1..10000): each
+ *               is checked like a client's (id, signature; ephemeral and
+ *               expired refused) and ingested by the writer under the usual
+ *               rules: {stored, duplicate, superseded (a newer version is
+ *               stored), refused, invalid, problems: [{index, message}]}.
+ *               With "verified": true the signatures are not checked here:
+ *               relayctl checked them, on every core.  Only stored's user
+ *               and root reach this socket, and they can write relay.db
+ *               directly, so the flag gives no one a new power.
  *   retention   what the retention rules would remove now, counted, nothing
  *               deleted: {retention (the rules' text), rules: [{rule, days,
  *               would_delete}]}

@@ -1,7 +1,7 @@
 /*
  * admin_data.c - the admin socket's event transfer: export (pages of the
  * stored events matching a filter, in seq order) and import (events
- * re-validated here, then ingested by the writer under the same rules as
+ * validated here, then ingested by the writer under the same rules as
  * events from clients).  See admin.h for the requests and replies.
  */
 #include <stdlib.h>
@@ -131,10 +131,11 @@ static bool admin_vanish_here(const struct stored *s, const cJSON *obj)
 	return false;
 }
 
-/* Validates obj as relayd would (structure, id, signature, class, expiry).
- * Returns 0 with *ev filled, or ERR_INVAL with a reason in why. */
-static int admin_import_check(struct admin *a, const cJSON *obj, struct event *ev, char *why,
-			      size_t why_len)
+/* Validates obj as relayd would (structure, id, class, expiry) and, unless
+ * verified, its signature.  Returns 0 with *ev filled, or ERR_INVAL with
+ * a reason in why. */
+static int admin_import_check(struct admin *a, const cJSON *obj, bool verified,
+			      struct event *ev, char *why, size_t why_len)
 {
 	const char *bad = NULL;
 
@@ -144,7 +145,7 @@ static int admin_import_check(struct admin *a, const cJSON *obj, struct event *e
 	}
 	if (event_parse(obj, NULL, ev, why, why_len))
 		return ERR_INVAL;
-	if (sig_verify_event(a->verifier, ev))
+	if (!verified && sig_verify_event(a->verifier, ev))
 		bad = "invalid: bad signature";
 	else if (event_class_of(ev->kind) == EVENT_EPHEMERAL)
 		bad = "invalid: ephemeral events are not stored";
@@ -160,9 +161,14 @@ static int admin_import_check(struct admin *a, const cJSON *obj, struct event *e
 	return 0;
 }
 
-/* Queues event i for the writer; on failure the piece is finished here. */
-static void admin_import_queue(struct admin *a, struct admin_job *job, uint32_t i,
-			       struct event *ev)
+/*
+ * The one way an imported event goes to the writer: validated, it is
+ * ingested under the usual rules (replaceable versions, deletions, bans,
+ * policy), its outcome going to job->results[i].  The event moves; on
+ * failure the piece is finished here, its result left "not processed".
+ */
+static void admin_import_to_writer(struct admin *a, struct admin_job *job, uint32_t i,
+				   struct event *ev)
 {
 	struct write_job *w = calloc(1, sizeof(*w));
 
@@ -181,7 +187,7 @@ static void admin_import_queue(struct admin *a, struct admin_job *job, uint32_t 
 
 /* Checks and queues every event; invalid ones get their reason in why[i]. */
 static void admin_import_submit(struct admin *a, struct admin_job *job, const cJSON *events,
-				char **why)
+				bool verified, char **why)
 {
 	const cJSON *obj = events->child;
 	char reason[256];
@@ -189,13 +195,13 @@ static void admin_import_submit(struct admin *a, struct admin_job *job, const cJ
 	for (uint32_t i = 0; i < job->nresults; i++, obj = obj->next) {
 		struct event ev;
 
-		if (admin_import_check(a, obj, &ev, reason, sizeof(reason))) {
+		if (admin_import_check(a, obj, verified, &ev, reason, sizeof(reason))) {
 			job->results[i].outcome = ADMIN_INVALID;
 			why[i] = strdup(reason);
 			admin_job_done(job);
 			continue;
 		}
-		admin_import_queue(a, job, i, &ev);
+		admin_import_to_writer(a, job, i, &ev);
 	}
 }
 
@@ -210,7 +216,8 @@ static void admin_problem(cJSON *problems, uint32_t i, const char *message)
 
 static cJSON *admin_import_reply(const struct admin_job *job, char **why)
 {
-	uint64_t count[4] = { 0 }; /* stored, duplicate, refused or failed, invalid */
+	/* stored, duplicate, superseded, refused or failed, invalid */
+	uint64_t count[5] = { 0 };
 	cJSON *reply = cJSON_CreateObject(), *problems = cJSON_CreateArray();
 
 	for (uint32_t i = 0; i < job->nresults; i++) {
@@ -218,18 +225,21 @@ static cJSON *admin_import_reply(const struct admin_job *job, char **why)
 
 		if (r->outcome == INGEST_STORED) {
 			count[0]++;
-		} else if (r->outcome == INGEST_DUPLICATE || r->outcome == INGEST_SUPERSEDED) {
+		} else if (r->outcome == INGEST_DUPLICATE) {
 			count[1]++;
+		} else if (r->outcome == INGEST_SUPERSEDED) {
+			count[2]++;
 		} else {
-			count[r->outcome == ADMIN_INVALID ? 3 : 2]++;
+			count[r->outcome == ADMIN_INVALID ? 4 : 3]++;
 			admin_problem(problems, i,
 				      r->outcome == ADMIN_INVALID ? why[i] : r->message);
 		}
 	}
 	admin__add_u64(reply, ADMIN_F_STORED, count[0]);
 	admin__add_u64(reply, ADMIN_F_DUPLICATE, count[1]);
-	admin__add_u64(reply, ADMIN_F_REFUSED, count[2]);
-	admin__add_u64(reply, ADMIN_F_INVALID, count[3]);
+	admin__add_u64(reply, ADMIN_F_SUPERSEDED, count[2]);
+	admin__add_u64(reply, ADMIN_F_REFUSED, count[3]);
+	admin__add_u64(reply, ADMIN_F_INVALID, count[4]);
 	cJSON_AddItemToObject(reply, ADMIN_F_PROBLEMS, problems);
 	return reply;
 }
@@ -237,6 +247,7 @@ static cJSON *admin_import_reply(const struct admin_job *job, char **why)
 cJSON *admin__import(struct admin *a, const cJSON *req)
 {
 	const cJSON *events = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_EVENTS);
+	bool verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_VERIFIED));
 	int n = cJSON_GetArraySize(events);
 	struct admin_job *job;
 	char **why;
@@ -253,7 +264,7 @@ cJSON *admin__import(struct admin *a, const cJSON *req)
 		free(why);
 		return admin__error("out of memory");
 	}
-	admin_import_submit(a, job, events, why);
+	admin_import_submit(a, job, events, verified, why);
 	rc = admin_job_wait(job, ADMIN_WAIT_MS);
 	reply = rc ? admin__job_error("import", rc) : admin_import_reply(job, why);
 	for (int i = 0; i < n; i++)

@@ -2,17 +2,24 @@
  * ctl.h - relayctl's parts: the arguments and the command table
  * (relayctl.c), the connection to stored's admin socket (ctl_call.c), the
  * human-readable printers (ctl_show.c), the event transfers that take
- * several requests (ctl_data.c) and the backup, which waits for stored to
- * finish it (ctl_backup.c).
+ * several requests (ctl_data.c: export; ctl_import.c: import, whose lines
+ * ctl_judge.c checks) and the backup, which waits for stored to finish it
+ * (ctl_backup.c).
  */
 #ifndef RELAYCTL_CTL_H
 #define RELAYCTL_CTL_H
 
 #include <cjson/cJSON.h>
 #include <nng/nng.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "../../common/config.h"
+#include "../../common/event.h"
 #include "../../proto/admin.h"
+
+struct sig_verifier;
 
 struct ctl {
 	struct config cfg;
@@ -41,6 +48,10 @@ int ctl_open(struct ctl *c);
  */
 int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text);
 
+/* ctl_call() of a request already printed: len bytes at request, a JSON
+ * object that names its "cmd" and "v" itself.  The same returns. */
+int ctl_call_text(struct ctl *c, const char *request, size_t len, cJSON **reply, char **text);
+
 /* If reply is {"error": ...}: prints it to stderr and returns 1; else 0. */
 int ctl_failed(const cJSON *reply);
 
@@ -64,6 +75,54 @@ void ctl_show_bans(const cJSON *reply);
 /* export and import (ctl_data.c); each returns relayctl's exit status. */
 int ctl_export(struct ctl *c);
 int ctl_import(struct ctl *c);
+/* ---- import's lines (ctl_judge.c) ---- */
+
+/* What one line of an import came to. */
+enum ctl_verdict {
+	CTL_BLANK,   /* nothing but white space */
+	CTL_INVALID, /* refused by relayctl; why says why */
+	CTL_GOOD,    /* ev holds the event, its signature checked */
+	CTL_REFUSED, /* CTL_GOOD, then refused by stored; why says why */
+};
+
+struct ctl_line {
+	unsigned long lineno;
+	size_t off, len;  /* its text in its batch's buffer, line end included */
+	bool too_long;    /* longer than max_message_bytes: the text was dropped */
+	enum ctl_verdict verdict;
+	bool extra;       /* had fields beyond NIP-01's seven, dropped */
+	struct event ev;  /* CTL_GOOD, CTL_REFUSED: owned (event_free) */
+	char why[200];
+};
+
+/*
+ * Judges one line: its l->len bytes at text (leading and trailing white
+ * space ignored) must be one JSON object, nothing after it, that passes
+ * event_parse() once fields beyond NIP-01's seven are dropped, with a
+ * signature that v verifies.  Sets l->verdict (CTL_BLANK, CTL_INVALID with
+ * l->why, or CTL_GOOD with l->ev owned by l) and l->extra.
+ */
+void ctl_judge_line(struct sig_verifier *v, uint32_t max_bytes, const char *text,
+		    struct ctl_line *l);
+
+/* Threads that judge the lines of a batch together, each with its own
+ * verifier. */
+struct ctl_judges;
+
+/* threads of them (at least one); NULL when out of memory. */
+struct ctl_judges *ctl_judges_new(unsigned threads);
+/* Starts judging lines[0..n), each at text + off; text and lines stay the
+ * caller's and untouched by it until ctl_judges_wait() returns. */
+void ctl_judges_start(struct ctl_judges *j, const char *text, struct ctl_line *lines, size_t n,
+		      uint32_t max_bytes);
+/* Waits until every line of the batch is judged (here, if no thread could
+ * start). */
+void ctl_judges_wait(struct ctl_judges *j);
+/* NULL-safe; not while a batch is being judged. */
+void ctl_judges_free(struct ctl_judges *j);
+/* The number of online CPUs, 1 to 64. */
+unsigned ctl_cores(void);
+
 /* backup (ctl_backup.c): starts one and waits for it; relayctl's exit status. */
 int ctl_backup(struct ctl *c);
 

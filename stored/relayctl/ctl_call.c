@@ -34,17 +34,26 @@ int ctl_open(struct ctl *c)
 
 int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 {
-	char *request, *data = NULL;
+	char *request = admin_request_stamp(req, c->cmd) ? NULL : cJSON_PrintUnformatted(req);
+	int status;
+
+	if (!request)
+		return 1;
+	status = ctl_call_text(c, request, strlen(request), reply, text);
+	free(request);
+	return status;
+}
+
+int ctl_call_text(struct ctl *c, const char *request, size_t request_len, cJSON **reply,
+		  char **text)
+{
+	char *data = NULL;
 	size_t len = 0;
 	int rv;
 
-	request = admin_request_stamp(req, c->cmd) ? NULL : cJSON_PrintUnformatted(req);
-	if (!request)
-		return 1;
-	rv = nng_send(c->sock, request, strlen(request), 0);
+	rv = nng_send(c->sock, (void *)request, request_len, 0);
 	if (rv == 0)
 		rv = nng_recv(c->sock, &data, &len, NNG_FLAG_ALLOC);
-	free(request);
 	if (rv) {
 		fprintf(stderr, "relayctl: %s at %s: %s\n", c->command, c->url, nng_strerror(rv));
 		return 1;

@@ -1,31 +1,21 @@
 /*
- * ctl_data.c - relayctl export and import: event transfers that take many
- * requests (see ctl.h).
+ * ctl_data.c - relayctl export: an event transfer that takes many requests
+ * (see ctl.h; import is ctl_import.c's).
  *
  * export pages through stored's events after a seq cursor and writes each
  * as one line of compact JSON to stdout (JSONL), so memory stays bounded
- * whatever the size of the database.
- *
- * import reads JSONL from stdin, checks every line itself (JSON, NIP-01
- * structure and id, BIP-340 signature), reports bad lines by number without
- * stopping, and sends the good ones in batches (at most 500 events and
- * about 1 MiB) for stored to check again and ingest under its usual rules.
- * On a terminal, stderr shows a progress line.
+ * whatever the size of the database.  It writes every match: a filter's
+ * "limit" is ignored, and stderr says so.  On a terminal, stderr shows a
+ * progress line.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/buf.h"
-#include "../../common/event.h"
-#include "../../common/event_sig.h"
-#include "../../common/jsonstr.h"
 #include "ctl.h"
 
 #define CTL_PAGE_ROWS 1000
-#define CTL_BATCH_EVENTS 500
-#define CTL_BATCH_BYTES (1u << 20)
 
 /* ---- export ---- */
 
@@ -48,6 +38,19 @@ static size_t ctl_export_page(const cJSON *reply)
 	return n;
 }
 
+/* Whether filter (an object or an array of them) has a "limit". */
+static bool ctl_has_limit(const cJSON *filter)
+{
+	const cJSON *f;
+
+	if (cJSON_IsObject(filter))
+		return cJSON_HasObjectItem(filter, ADMIN_F_LIMIT);
+	cJSON_ArrayForEach(f, filter)
+		if (cJSON_IsObject(f) && cJSON_HasObjectItem(f, ADMIN_F_LIMIT))
+			return true;
+	return false;
+}
+
 int ctl_export(struct ctl *c)
 {
 	cJSON *filter = c->nargs ? cJSON_Parse(c->args[0]) : NULL, *reply = NULL;
@@ -59,6 +62,8 @@ int ctl_export(struct ctl *c)
 		fprintf(stderr, "relayctl: the filter is not valid JSON: %s\n", c->args[0]);
 		return 2;
 	}
+	if (ctl_has_limit(filter))
+		fprintf(stderr, "relayctl: export ignores the filter's \"limit\" and writes every match\n");
 	while (more && status == 0) {
 		cJSON *req = cJSON_CreateObject();
 
@@ -85,163 +90,5 @@ int ctl_export(struct ctl *c)
 		perror("relayctl: stdout");
 		return 1;
 	}
-	return status;
-}
-
-/* ---- import ---- */
-
-struct ctl_import {
-	struct ctl *c;
-	struct sig_verifier *verifier;
-	struct buf batch;      /* `{"events":[` e1,e2,... (ctl_call adds cmd, v) */
-	unsigned long *lines;  /* the line number of each event in the batch */
-	unsigned n;            /* events in the batch */
-	unsigned long lineno;  /* lines read */
-	unsigned long stored, duplicate, refused, invalid;
-	int tty;
-};
-
-static void ctl_import_progress(const struct ctl_import *im, FILE *out, const char *end)
-{
-	fprintf(out, "%s%lu lines: %lu stored, %lu duplicate, %lu refused, %lu invalid%s",
-		out == stderr ? "\r" : "", im->lineno, im->stored, im->duplicate, im->refused,
-		im->invalid, end);
-}
-
-/* Counts a batch's reply and reports its problems by line number. */
-static void ctl_import_tally(struct ctl_import *im, const cJSON *reply)
-{
-	const cJSON *p;
-
-	im->stored += (unsigned long)ctl_num(reply, ADMIN_F_STORED);
-	im->duplicate += (unsigned long)ctl_num(reply, ADMIN_F_DUPLICATE);
-	im->refused += (unsigned long)ctl_num(reply, ADMIN_F_REFUSED);
-	im->invalid += (unsigned long)ctl_num(reply, ADMIN_F_INVALID);
-	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_PROBLEMS)) {
-		unsigned i = (unsigned)ctl_num(p, ADMIN_F_INDEX);
-		const cJSON *msg = cJSON_GetObjectItemCaseSensitive(p, ADMIN_F_MESSAGE);
-
-		fprintf(stderr, "%sline %lu: %s\n", im->tty ? "\r\033[K" : "",
-			i < im->n ? im->lines[i] : 0, cJSON_IsString(msg) ? msg->valuestring : "?");
-	}
-}
-
-/* Sends the batch, if any.  Returns 0 or 1 (stored failed us). */
-static int ctl_import_flush(struct ctl_import *im)
-{
-	cJSON *req, *reply = NULL;
-	int status;
-
-	if (im->n == 0)
-		return 0;
-	if (buf_append_str(&im->batch, "]}"))
-		return 1;
-	req = cJSON_ParseWithLength(im->batch.data, im->batch.len);
-	status = !req || ctl_call(im->c, req, &reply, NULL) || ctl_failed(reply);
-	if (status == 0)
-		ctl_import_tally(im, reply);
-	cJSON_Delete(req);
-	cJSON_Delete(reply);
-	buf_reset(&im->batch);
-	im->n = 0;
-	if (im->tty)
-		ctl_import_progress(im, stderr, "");
-	return status;
-}
-
-/* Checks one line as relayd checks an EVENT; 0, or 1 with why set. */
-static int ctl_import_check(struct ctl_import *im, const char *line, size_t len, char *why,
-			    size_t why_len)
-{
-	cJSON *obj;
-	struct event ev;
-	int bad = 0;
-
-	if (len > im->c->cfg.max_message_bytes) {
-		snprintf(why, why_len, "invalid: longer than max_message_bytes (%u)",
-			 im->c->cfg.max_message_bytes);
-		return 1;
-	}
-	if (jsonstr_has_nul_escape(line, len)) {
-		snprintf(why, why_len, "invalid: strings with \\u0000 (NUL) are not supported");
-		return 1;
-	}
-	obj = cJSON_ParseWithLength(line, len);
-	if (!cJSON_IsObject(obj)) {
-		snprintf(why, why_len, "invalid: not a JSON object");
-		bad = 1;
-	} else if (event_parse(obj, NULL, &ev, why, why_len)) {
-		bad = 1;
-	} else {
-		if (sig_verify_event(im->verifier, &ev)) {
-			snprintf(why, why_len, "invalid: bad signature");
-			bad = 1;
-		}
-		event_free(&ev);
-	}
-	cJSON_Delete(obj);
-	return bad;
-}
-
-/* Adds a checked line to the batch, sending the batch first if it is full. */
-static int ctl_import_add(struct ctl_import *im, const char *line, size_t len)
-{
-	if (im->n && (im->n == CTL_BATCH_EVENTS || im->batch.len + len + 3 > CTL_BATCH_BYTES) &&
-	    ctl_import_flush(im))
-		return 1;
-	if ((im->n == 0 && buf_append_str(&im->batch, "{\"" ADMIN_F_EVENTS "\":[")) ||
-	    (im->n && buf_append_byte(&im->batch, ',')) || buf_append(&im->batch, line, len))
-		return 1;
-	im->lines[im->n++] = im->lineno;
-	return 0;
-}
-
-static int ctl_import_line(struct ctl_import *im, char *line, size_t len)
-{
-	char why[256];
-
-	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ' ||
-		       line[len - 1] == '\t'))
-		len--;
-	if (len == 0)
-		return 0;
-	if (ctl_import_check(im, line, len, why, sizeof(why))) {
-		im->invalid++;
-		fprintf(stderr, "%sline %lu: %s\n", im->tty ? "\r\033[K" : "", im->lineno, why);
-		return 0;
-	}
-	return ctl_import_add(im, line, len);
-}
-
-int ctl_import(struct ctl *c)
-{
-	struct ctl_import im = { .c = c, .batch = BUF_INIT, .tty = isatty(STDERR_FILENO) };
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int status = 0;
-
-	im.verifier = sig_verifier_new();
-	im.lines = calloc(CTL_BATCH_EVENTS, sizeof(*im.lines));
-	if (!im.verifier || !im.lines)
-		status = 1;
-	while (status == 0 && (len = getline(&line, &cap, stdin)) >= 0) {
-		im.lineno++;
-		status = ctl_import_line(&im, line, (size_t)len);
-	}
-	if (status == 0)
-		status = ctl_import_flush(&im);
-	if (im.tty)
-		fprintf(stderr, "\n");
-	if (c->json)
-		printf("{\"lines\":%lu,\"stored\":%lu,\"duplicate\":%lu,\"refused\":%lu,"
-		       "\"invalid\":%lu,\"complete\":%s}\n", im.lineno, im.stored, im.duplicate,
-		       im.refused, im.invalid, status ? "false" : "true");
-	else
-		ctl_import_progress(&im, stdout, status ? " (stopped early)\n" : "\n");
-	free(line);
-	free(im.lines);
-	buf_free(&im.batch);
-	sig_verifier_free(im.verifier);
 	return status;
 }

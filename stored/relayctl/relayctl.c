@@ -172,7 +172,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ ADMIN_CMD_UNBAN, "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
 	{ ADMIN_CMD_BANS, "", 0, 0, NULL, ctl_show_bans, NULL },
 	{ ADMIN_CMD_EXPORT, "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
-	{ ADMIN_CMD_IMPORT, "< FILE.jsonl", 0, 0, NULL, NULL, ctl_import },
+	{ ADMIN_CMD_IMPORT, "[FILE.jsonl] (or < FILE.jsonl)", 0, 1, NULL, NULL, ctl_import },
 	{ ADMIN_CMD_NIP86, "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
 	{ ADMIN_CMD_RETENTION, "", 0, 0, NULL, ctl_show_retention, NULL },
 	{ ADMIN_CMD_RELOAD, "", 0, 0, NULL, ctl_show_reload, NULL },

@@ -319,12 +319,12 @@ describe('admin socket and relayctl', () => {
       ].join('\n') + '\n';
       const imp = await relayctlWith(second, ['import'], input);
       assert.equal(imp.code, 0, imp.stderr);
-      assert.match(imp.stderr, /^line 3: invalid: not a JSON object$/m);
+      assert.match(imp.stderr, /^line 3: invalid: not a JSON object \(bad JSON at column 1\)$/m);
       assert.match(imp.stderr, /^line 5: invalid: id does not match/m);
       assert.match(imp.stderr, /^line 6: invalid: ephemeral events are not stored$/m);
       assert.match(imp.stderr, /^line 7: invalid: strings with \\u0000 \(NUL\) are not supported$/m);
       assert.equal(imp.stderr.trim().split('\n').length, 4, imp.stderr);
-      assert.match(imp.stdout, new RegExp(`^${dump.length + 5} lines: ${dump.length} stored, 0 duplicate, 0 refused, 4 invalid$`, 'm'));
+      assert.match(imp.stdout, new RegExp(`^${dump.length + 5} lines: ${dump.length} stored, 0 duplicate, 0 superseded, 0 refused, 4 invalid, 1 blank; 0 with extra fields$`, 'm'));
 
       const back = await second.relayctl('export');
       assert.deepEqual(exportLines(back.stdout), dump);
@@ -339,7 +339,7 @@ describe('admin socket and relayctl', () => {
       const twice = await relayctlWith(second, ['--json', 'import'], dump.join('\n'));
       assert.equal(twice.code, 0, twice.stderr);
       assert.deepEqual(JSON.parse(twice.stdout),
-        { lines: dump.length, stored: 0, duplicate: dump.length, refused: 0, invalid: 0, complete: true });
+        { lines: dump.length, stored: 0, duplicate: dump.length, superseded: 0, refused: 0, invalid: 0, blank: 0, extra_fields: 0, complete: true });
     } finally {
       await second.stop();
     }
