@@ -159,6 +159,7 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	r->config_path = config;
 	r->instance = instance;
 	log_init("relayd", instance, (enum log_level)log_level_parse(relayd_cfg(r)->log_level));
+	log_set_format((enum log_format)log_format_parse(relayd_cfg(r)->log_format));
 	if (rundir_prepare(cfg, false, err, sizeof(err)))
 		fatalx("%s", err);
 	reload_derive(r);

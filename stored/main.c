@@ -87,6 +87,7 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (config_load(config_path, &s->cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
 	log_init("stored", 0, (enum log_level)log_level_parse(s->cfg.log_level));
+	log_set_format((enum log_format)log_format_parse(s->cfg.log_format));
 	int lock = portlock_take((uint16_t)s->cfg.port); /* held until exit */
 	if (lock < 0 && errno == EADDRINUSE)
 		fatalx("another relay already serves port %u; not starting a second one that would"
@@ -142,7 +143,9 @@ static void stored_reload(struct stored *s, const char *config_path)
 		log_warnx("reload refused, the running configuration stays: %s", err);
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
+		log_set_format((enum log_format)log_format_parse(next.log_format));
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
+		snprintf(s->cfg.log_format, sizeof(s->cfg.log_format), "%s", next.log_format);
 		if (!config_keep_running(&s->cfg, &next, CONFIG_FOR_STORED))
 			log_info("configuration reloaded");
 	}
