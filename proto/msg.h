@@ -52,7 +52,7 @@
 
 /* The version every header carries.  It goes up whenever a message's
  * layout changes; git says what each version added. */
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 /* Most pubkeys one SUB_OPEN names as readers of private kinds (a
  * connection authenticates at most 8, relayd/auth.h). */
 #define MSG_VIEWERS_MAX 8
