@@ -189,6 +189,17 @@ describe('HEAD', () => {
   });
 });
 
+describe('the status page with relay_url set', () => {
+  const relay = useRelay({ workers: 1, config: { relay_url: 'wss://relay.example.org/<x>' } });
+
+  it('embeds the configured URL for the page to show, escaped inside the script', async () => {
+    const r = await relay.httpGet('/', { Accept: 'text/html' });
+    assert.equal(r.status, 200);
+    assert.match(r.body, /const configuredUrl = "wss:\/\/relay\.example\.org\/\\u003cx>";/);
+    assert.match(r.body, /<code id="url"><\/code>/);
+  });
+});
+
 describe('log lines off the journal carry their time', () => {
   const relay = useRelay({ workers: 1, config: {} });
 
