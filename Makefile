@@ -29,6 +29,14 @@ override LDFLAGS += -pthread $(SANFLAGS)
 LIBS := -lwebsockets -lev -lcjson -lsecp256k1 -lsqlite3 -lnng -lcrypto -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
+# The commit the binaries report (--version, relay_build_info), from git at
+# build time; "unknown" in a tree without .git, such as a release tarball.
+# $(BUILD)/commit changes only with the commit, so only version.o rebuilds.
+RELAY_COMMIT := $(shell [ -e .git ] && git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+COMMIT_STAMP := $(BUILD)/commit
+$(shell mkdir -p $(BUILD) && [ "$$(cat $(COMMIT_STAMP) 2>/dev/null)" = "$(RELAY_COMMIT)" ] || \
+	echo "$(RELAY_COMMIT)" > $(COMMIT_STAMP))
+
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c)
 STORED_SRC := $(filter-out stored/main.c,$(wildcard stored/*.c))
 # wsguard_hooks.c replaces recv() and close() for the relayd executable
@@ -66,7 +74,11 @@ $(DEPS_STAMP): etc/install-deps.sh etc/node/select.sh $(wildcard etc/node/*/pack
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(DEFS) -c $< -o $@
+
+# DEFS, not CFLAGS: a CFLAGS given on the command line would drop it.
+$(call obj,common/version.c): DEFS = -DRELAY_COMMIT='"$(RELAY_COMMIT)"'
+$(call obj,common/version.c): $(COMMIT_STAMP)
 
 $(BUILD)/libcommon.a: $(COMMON_OBJ)
 	@rm -f $@

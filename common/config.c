@@ -245,6 +245,9 @@ static const struct config_key config_keys[] = {
 	    " never does."),
 	STR(log_level, "logging", "info", CONFIG_LIVE_ALL,
 	    "The least severe messages logged: error, warn, info or debug."),
+	STR(log_format, "logging", "text", CONFIG_LIVE_ALL,
+	    "How each log line is written: text (with its UTC time in front unless stderr is the"
+	    " journal) or json (one object per line, for log shippers)."),
 };
 
 #define CONFIG_NKEYS (sizeof(config_keys) / sizeof(config_keys[0]))
@@ -462,6 +465,10 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 
 	if (log_level_parse(cfg->log_level) < 0) {
 		snprintf(err, err_len, "log_level must be error, warn, info or debug");
+		return ERR_CONFIG;
+	}
+	if (log_format_parse(cfg->log_format) < 0) {
+		snprintf(err, err_len, "log_format must be text or json");
 		return ERR_CONFIG;
 	}
 	if (config_access_validate(cfg, err, err_len))

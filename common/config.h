@@ -113,6 +113,7 @@ struct config {
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
 	/* [logging] */
 	char log_level[16];
+	char log_format[16]; /* text or json (log.h) */
 };
 
 /*

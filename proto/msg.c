@@ -1058,6 +1058,11 @@ int msg_encode_worker_stats(struct buf *out, const struct msg_header *h,
 		put_u64(&w, m->ok_latency.counts[i]);
 	put_u64(&w, m->ok_latency.sum_us);
 	put_u64(&w, m->ok_latency.count);
+	put_u64(&w, m->proc.rss_bytes);
+	put_u64(&w, m->proc.cpu_us);
+	put_u64(&w, m->proc.open_fds);
+	put_u64(&w, m->proc.max_fds);
+	put_u64(&w, m->proc.start_time);
 	return writer_end(&w);
 }
 
@@ -1089,6 +1094,11 @@ int msg_decode_worker_stats(const void *body, size_t len, struct msg_worker_stat
 		m->ok_latency.counts[i] = wire_get_u64(&r);
 	m->ok_latency.sum_us = wire_get_u64(&r);
 	m->ok_latency.count = wire_get_u64(&r);
+	m->proc.rss_bytes = wire_get_u64(&r);
+	m->proc.cpu_us = wire_get_u64(&r);
+	m->proc.open_fds = wire_get_u64(&r);
+	m->proc.max_fds = wire_get_u64(&r);
+	m->proc.start_time = wire_get_u64(&r);
 	return decode_end(&r, m, sizeof(*m));
 }
 

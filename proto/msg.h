@@ -48,10 +48,11 @@
 #include "../common/event.h"
 #include "../common/filter.h"
 #include "../common/histo.h"
+#include "../common/procstat.h"
 
 /* The version every header carries.  It goes up whenever a message's
  * layout changes; git says what each version added. */
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 /* Most pubkeys one SUB_OPEN names as readers of private kinds (a
  * connection authenticates at most 8, relayd/auth.h). */
 #define MSG_VIEWERS_MAX 8
@@ -301,6 +302,7 @@ struct msg_worker_stats {
 	uint64_t pings_sent;     /* keepalive pings written to idle connections */
 	uint64_t ping_timeouts;  /* connections closed for not answering a ping */
 	struct histo ok_latency; /* EVENT received -> OK sent, for stored's answers */
+	struct procstat proc;    /* its process_* figures (common/procstat.h) */
 };
 
 /* METRICS: stored's relay-wide snapshot, published to every worker about

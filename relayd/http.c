@@ -82,7 +82,7 @@ static void http_route(struct relayd *r, struct lws *wsi, const char *path, stru
 	} else if (http_header_has(wsi, WSI_TOKEN_HTTP_ACCEPT, "text/html")) {
 		a->status = HTTP_STATUS_OK;
 		a->type = "text/html; charset=utf-8";
-		a->body = status_page_render(r->nip11, &a->len);
+		a->body = status_page_render(r->nip11, relayd_cfg(r)->relay_url, &a->len);
 	} else {
 		http_set(a, HTTP_STATUS_OK, "text/plain", http_plain_page, sizeof(http_plain_page) - 1);
 	}
@@ -135,6 +135,26 @@ static int http_complete(struct relayd *r, struct lws *wsi, struct http_session 
 	return lws_http_transaction_completed(wsi) ? -1 : 0;
 }
 
+/* HEAD (RFC 9110 9.3.2): the headers GET would get, Content-Length too,
+ * and no body; uptime monitors ask this way. */
+static int http_on_head(struct relayd *r, struct lws *wsi, struct http_session *s)
+{
+	struct http_answer a;
+	char path[256] = "/";
+
+	lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_HEAD_URI);
+	http_route(r, wsi, path, &a);
+	if (!a.body)
+		return 1;
+	s->status = a.status;
+	s->type = a.type;
+	s->len = a.len;
+	free(a.body);
+	if (http_write_headers(wsi, s))
+		return 1;
+	return http_complete(r, wsi, s);
+}
+
 int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 {
 	struct http_answer a = { HTTP_STATUS_NO_CONTENT, "text/plain", NULL, 0 };
@@ -142,6 +162,8 @@ int http_on_request(struct relayd *r, struct lws *wsi, struct http_session *s)
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
 		return nip86_on_request(r, wsi, s);
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HEAD_URI) > 0)
+		return http_on_head(r, wsi, s);
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_OPTIONS_URI) <= 0) {
 		lws_hdr_copy(wsi, path, sizeof(path), WSI_TOKEN_GET_URI);
 		http_route(r, wsi, path, &a);

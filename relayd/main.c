@@ -24,6 +24,7 @@
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../common/rundir.h"
+#include "../common/version.h"
 #include "conn.h"
 #include "evloop.h"
 #include "ingress.h"
@@ -51,19 +52,23 @@ struct worker {
 
 static void relayd_usage(void)
 {
-	fprintf(stderr, "usage: relayd [-c CONFIG] [-i INSTANCE]\n");
+	fprintf(stderr, "usage: relayd [-c CONFIG] [-i INSTANCE] | relayd --version\n");
 	exit(2);
 }
 
 static void relayd_args(int argc, char **argv, const char **config, int *instance)
 {
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc)
+		if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
 			*config = argv[++i];
-		else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc)
+		} else if (strcmp(argv[i], "-i") == 0 && i + 1 < argc) {
 			*instance = atoi(argv[++i]);
-		else
+		} else if (strcmp(argv[i], "--version") == 0) {
+			version_print(stdout, "relayd");
+			exit(0);
+		} else {
 			relayd_usage();
+		}
 	}
 	if (*instance < 1 || *instance > 255) {
 		fprintf(stderr, "relayd: the instance must be 1 to 255\n");
@@ -154,6 +159,7 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	r->config_path = config;
 	r->instance = instance;
 	log_init("relayd", instance, (enum log_level)log_level_parse(relayd_cfg(r)->log_level));
+	log_set_format((enum log_format)log_format_parse(relayd_cfg(r)->log_format));
 	if (rundir_prepare(cfg, false, err, sizeof(err)))
 		fatalx("%s", err);
 	reload_derive(r);

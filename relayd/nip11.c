@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "../common/err.h"
+#include "../common/version.h"
 #include "policy.h"
 #include "relayd.h"
-
-#define NIP11_VERSION "0.1.0"
 
 static void nip11_add_optional(cJSON *doc, const char *name, const char *value)
 {
@@ -78,7 +77,7 @@ int nip11_build(struct relayd *r)
 	nip11_add_optional(doc, "pubkey", relayd_cfg(r)->relay_pubkey);
 	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
 	nip11_add_urls(doc, relayd_cfg(r));
-	cJSON_AddStringToObject(doc, "version", NIP11_VERSION);
+	cJSON_AddStringToObject(doc, "version", RELAY_VERSION);
 	/* Only what works now: NIP-50 only while the search index is on. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
 		if ((base[i] != 50 || relayd_cfg(r)->search) &&

@@ -50,6 +50,7 @@ void reload_apply(struct relayd *r)
 	reload_derive(r);
 	iplimit_set_config(r->iplimit, next);
 	log_set_level((enum log_level)log_level_parse(next->log_level));
+	log_set_format((enum log_format)log_format_parse(next->log_format));
 	if (nip11_build(r))
 		log_warnx("reload: the NIP-11 document does not fit; it keeps its old text");
 	log_info("configuration reloaded from %s", r->config_path);

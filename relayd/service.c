@@ -11,6 +11,7 @@
 #include "../common/heaptrim.h"
 #include "../common/log.h"
 #include "../common/notify.h"
+#include "../common/procstat.h"
 #include "../proto/msg.h"
 #include "answer.h"
 #include "conn.h"
@@ -462,10 +463,11 @@ static void service_report(struct relayd *r)
 		atomic_load(&r->stats.requests_on_loop), link_relistens(r),
 		wsguard_refused(), atomic_load(&r->stats.store_timeouts),
 		atomic_load(&r->stats.too_big_closed), atomic_load(&r->stats.pings_sent),
-		atomic_load(&r->stats.ping_timeouts), r->ok_latency
+		atomic_load(&r->stats.ping_timeouts), r->ok_latency, { 0 }
 	};
 	struct buf out = BUF_INIT;
 
+	procstat_read(&m.proc); /* a figure it cannot read goes as 0 */
 	if (msg_encode_worker_stats(&out, &h, &m) == 0)
 		service_request(r, &out, request_id);
 	else

@@ -2,7 +2,7 @@
  * main.c - stored: the one process that owns the database and the
  * subscription index.
  *
- * Usage: stored [-c CONFIG] | stored --print-config[=markdown]
+ * Usage: stored [-c CONFIG] | stored --print-config[=markdown] | stored --version
  * It starts its threads (writer, broadcaster, query pool, rpc, admin), then
  * waits for a signal in the main thread.  SIGTERM/SIGINT stop it in order:
  * the writer drains and commits what it has and answers it, then the
@@ -26,6 +26,7 @@
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../common/rundir.h"
+#include "../common/version.h"
 #include "admin.h"
 #include "backup.h"
 #include "bcast.h"
@@ -51,7 +52,8 @@ struct stored_threads {
 
 static void stored_usage(void)
 {
-	fprintf(stderr, "usage: stored [-c CONFIG] | stored --print-config[=markdown]\n");
+	fprintf(stderr, "usage: stored [-c CONFIG] | stored --print-config[=markdown] | stored"
+			" --version\n");
 	exit(2);
 }
 
@@ -64,6 +66,9 @@ static const char *stored_args(int argc, char **argv)
 			path = argv[++i];
 		} else if (strcmp(argv[i], "--print-config") == 0) {
 			config_write_sample(stdout);
+			exit(0);
+		} else if (strcmp(argv[i], "--version") == 0) {
+			version_print(stdout, "stored");
 			exit(0);
 		} else if (strcmp(argv[i], "--print-config=markdown") == 0) {
 			config_write_markdown(stdout); /* the README's table (make config-docs) */
@@ -82,6 +87,7 @@ static void stored_init(struct stored *s, const char *config_path)
 	if (config_load(config_path, &s->cfg, err, sizeof(err)))
 		fatalx("config: %s", err);
 	log_init("stored", 0, (enum log_level)log_level_parse(s->cfg.log_level));
+	log_set_format((enum log_format)log_format_parse(s->cfg.log_format));
 	int lock = portlock_take((uint16_t)s->cfg.port); /* held until exit */
 	if (lock < 0 && errno == EADDRINUSE)
 		fatalx("another relay already serves port %u; not starting a second one that would"
@@ -137,7 +143,9 @@ static void stored_reload(struct stored *s, const char *config_path)
 		log_warnx("reload refused, the running configuration stays: %s", err);
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
+		log_set_format((enum log_format)log_format_parse(next.log_format));
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
+		snprintf(s->cfg.log_format, sizeof(s->cfg.log_format), "%s", next.log_format);
 		if (!config_keep_running(&s->cfg, &next, CONFIG_FOR_STORED))
 			log_info("configuration reloaded");
 	}

@@ -18,6 +18,8 @@
 #include "../common/histo.h"
 #include "../common/listencheck.h"
 #include "../common/log.h"
+#include "../common/procstat.h"
+#include "../common/version.h"
 #include "../proto/msg.h"
 #include "db.h"
 #include "pub.h"
@@ -241,6 +243,80 @@ static void metrics_workers(struct metrics *m, struct histo *ok, uint32_t *worke
 	pthread_mutex_unlock(&s->workers_lock);
 }
 
+/* The standard process_* metrics, one field of struct procstat each; scale
+ * turns the stored unit into the metric's (microseconds into seconds). */
+static const struct metrics_proc_field {
+	const char *name, *type, *help;
+	size_t offset; /* of a uint64_t in struct procstat */
+	double scale;
+} metrics_proc_fields[] = {
+	{ "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+	  offsetof(struct procstat, rss_bytes), 1 },
+	{ "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+	  offsetof(struct procstat, cpu_us), 1e-6 },
+	{ "process_open_fds", "gauge", "Number of open file descriptors.",
+	  offsetof(struct procstat, open_fds), 1 },
+	{ "process_max_fds", "gauge", "Maximum number of open file descriptors.",
+	  offsetof(struct procstat, max_fds), 1 },
+	{ "process_start_time_seconds", "gauge",
+	  "Start time of the process since unix epoch in seconds.",
+	  offsetof(struct procstat, start_time), 1 },
+};
+
+/* One process's series of f: stored's unlabelled (worker < 0), a
+ * worker's with worker="N". */
+static void metrics_proc_line(struct buf *b, const struct metrics_proc_field *f, int worker,
+			      const struct procstat *p)
+{
+	char line[160], label[32] = "";
+	uint64_t v;
+
+	memcpy(&v, (const char *)p + f->offset, sizeof(v));
+	if (worker >= 0)
+		snprintf(label, sizeof(label), "{worker=\"%d\"}", worker);
+	if (f->scale == 1)
+		snprintf(line, sizeof(line), "%s%s %llu\n", f->name, label, (unsigned long long)v);
+	else
+		snprintf(line, sizeof(line), "%s%s %.6f\n", f->name, label, (double)v * f->scale);
+	buf_append_str(b, line);
+}
+
+/* stored's own figures, then each worker's as it last reported them. */
+static void metrics_processes(struct metrics *m)
+{
+	struct stored *s = m->s;
+	struct procstat own;
+	char head[320];
+
+	procstat_read(&own);
+	pthread_mutex_lock(&s->workers_lock);
+	for (size_t i = 0; i < sizeof(metrics_proc_fields) / sizeof(metrics_proc_fields[0]); i++) {
+		const struct metrics_proc_field *f = &metrics_proc_fields[i];
+
+		snprintf(head, sizeof(head), "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
+			 f->name, f->type);
+		buf_append_str(&m->text, head);
+		metrics_proc_line(&m->text, f, -1, &own);
+		for (int w = 0; w < STORED_MAX_WORKERS; w++)
+			if (s->workers[w].present)
+				metrics_proc_line(&m->text, f, w, &s->workers[w].proc);
+	}
+	pthread_mutex_unlock(&s->workers_lock);
+}
+
+/* relay_build_info: stored's version and commit as labels, value 1. */
+static void metrics_build_info(struct metrics *m)
+{
+	char line[256];
+
+	snprintf(line, sizeof(line),
+		 "# HELP relay_build_info The version and commit stored was built from.\n"
+		 "# TYPE relay_build_info gauge\n"
+		 "relay_build_info{version=\"%s\",commit=\"%s\"} 1\n",
+		 RELAY_VERSION, version_commit());
+	buf_append_str(&m->text, line);
+}
+
 static void metrics_histograms(struct metrics *m, const struct histo *ok)
 {
 	struct histo q = { 0 };
@@ -298,6 +374,8 @@ static void metrics_publish(struct metrics *m)
 	metrics_line(&m->text, "relay_workers_connected", "gauge", "Workers connected to stored.", -1,
 		     workers);
 	metrics_histograms(m, &ok);
+	metrics_processes(m);
+	metrics_build_info(m);
 	metrics_summary(m, workers, conns);
 	struct msg_metrics body = { { m->text.data, (uint32_t)m->text.len },
 				    { m->json.data, (uint32_t)m->json.len } };

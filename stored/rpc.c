@@ -300,6 +300,7 @@ static void rpc_worker_stats(struct stored *s, const struct rpc_return *to, cons
 	r->pings_sent = m.pings_sent;
 	r->ping_timeouts = m.ping_timeouts;
 	r->ok_latency = m.ok_latency;
+	r->proc = m.proc;
 	pthread_mutex_unlock(&s->workers_lock);
 }
 

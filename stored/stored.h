@@ -27,6 +27,7 @@
 
 #include "../common/config.h"
 #include "../common/histo.h"
+#include "../common/procstat.h"
 #include "diskwatch.h"
 #include "search_watermark.h"
 #include "visible.h"
@@ -93,6 +94,7 @@ struct stored_worker_report {
 	uint64_t listener_restarts, unmasked_closed, store_timeouts, too_big_closed;
 	uint64_t pings_sent, ping_timeouts; /* keepalive (relayd/keepalive.h) */
 	struct histo ok_latency;
+	struct procstat proc; /* its process_* figures */
 };
 
 /* Where a listening socket listens, kept so that it can listen again

@@ -1,8 +1,9 @@
 /*
  * relayctl.c - the operator's client for stored's admin socket.
  *
- * Usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS]
- * It reads the same config file as the daemons to find run_dir, sends the
+ * Usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS] | relayctl --version
+ * It reads the same config file as the daemons to find run_dir (without
+ * -c: $CRELAY_CONFIG, /etc/crelay/relay.conf, ./etc/relay.conf), sends the
  * command to stored-admin.ipc as a JSON request and prints the reply, as
  * readable text or, with --json, as the JSON stored sent.  Options may come
  * before or after the command.  Exit status: 0 on an answer, 1 when stored
@@ -14,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/confpath.h"
+#include "../../common/npub.h"
+#include "../../common/version.h"
 #include "ctl.h"
 
 typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
@@ -98,11 +102,18 @@ static int ctl_build_delete(struct ctl *c, cJSON *req)
 	return 0;
 }
 
+/* ban PUBKEY [REASON...], unban PUBKEY: the key as hex or as an npub
+ * (NIP-19), sent as hex. */
 static int ctl_build_ban(struct ctl *c, cJSON *req)
 {
-	char reason[256];
+	char reason[256], hex[65];
 
-	cJSON_AddStringToObject(req, ADMIN_F_PUBKEY, c->args[0]);
+	if (npub_to_hex(c->args[0], hex)) {
+		fprintf(stderr, "relayctl: %s takes a pubkey as 64 hex digits or npub1..., not '%s'\n",
+			c->command, c->args[0]);
+		return 2;
+	}
+	cJSON_AddStringToObject(req, ADMIN_F_PUBKEY, hex);
 	ctl_join(c, 1, reason, sizeof(reason));
 	cJSON_AddStringToObject(req, ADMIN_F_REASON, reason);
 	return 0;
@@ -183,11 +194,18 @@ static const struct ctl_command ctl_commands[] = {
 
 static void ctl_usage(void)
 {
-	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS]\ncommands:\n");
+	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS] | relayctl --version\n"
+			"commands:\n");
 	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
 		fprintf(stderr, "  %s %s\n", admin_cmd_name(ctl_commands[i].cmd),
 			ctl_commands[i].args);
 	exit(2);
+}
+
+static void ctl_version(void)
+{
+	version_print(stdout, "relayctl");
+	exit(0);
 }
 
 /* Options anywhere; the first other word is the command, the rest its
@@ -208,6 +226,8 @@ static void ctl_parse(int argc, char **argv, struct ctl *c)
 			c->dry_run = 1;
 		else if (options && strcmp(argv[i], "--") == 0)
 			options = 0;
+		else if (options && strcmp(argv[i], "--version") == 0)
+			ctl_version();
 		else if (options && argv[i][0] == '-' && argv[i][1])
 			ctl_usage();
 		else if (!c->command)
@@ -217,6 +237,15 @@ static void ctl_parse(int argc, char **argv, struct ctl *c)
 	}
 	if (!c->command)
 		ctl_usage();
+}
+
+/* The config file: -c, else $CRELAY_CONFIG, else an install's, else the
+ * checkout's (confpath.h); NULL leaves the defaults. */
+static const char *ctl_config_path(const char *given)
+{
+	static const char *const candidates[] = { CONFPATH_SYSTEM, CONFPATH_LOCAL };
+
+	return confpath_pick(given, getenv(CONFPATH_ENV), candidates, 2);
 }
 
 /* One request, one reply, printed. */
@@ -257,6 +286,7 @@ int main(int argc, char **argv)
 	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE))
 		ctl_usage();
 	c.cmd = cmd->cmd;
+	c.config_path = ctl_config_path(c.config_path);
 	if (config_load(c.config_path, &c.cfg, err, sizeof(err))) {
 		fprintf(stderr, "relayctl: config: %s\n", err);
 		return 2;

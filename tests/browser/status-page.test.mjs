@@ -3,7 +3,9 @@
  * relay's URL: headless Chromium loads the status page, runs its script
  * (which fetches /stats.json), and the rendered DOM must show the relay's
  * name, description, contact, supported NIPs, limits and live figures
- * (events stored after the test published some).  A screenshot is kept
+ * (events stored after the test published some), the URL to paste into a
+ * client, the version and the uptime, with units and thousands separators
+ * on the limits.  A screenshot is kept
  * next to the test run for a human look.
  */
 import { describe, it } from 'node:test';
@@ -51,6 +53,14 @@ describe('the status page in a browser', () => {
     assert.match(dom, /Contact: ops@example\.invalid/);
     assert.match(dom, /<p id="nips">1, 9, 11, /);
     assert.match(dom, /<td>max filters<\/td><td>7<\/td>/);
+    /* What to paste into a client, the version, the uptime; units and
+     * thousands separators on the limits. */
+    assert.match(dom, new RegExp(`<code id="url">ws://127\\.0\\.0\\.1:${relay.port}</code>`));
+    assert.match(dom, /<span id="version">version \d+\.\d+\.\d+<\/span>/);
+    assert.match(dom, /<span id="uptime">\d+ (s|min)<\/span>/);
+    assert.match(dom, /<td>max message length<\/td><td>\d{1,3}(,\d{3})+ bytes<\/td>/);
+    assert.match(dom, /<td>max content length<\/td><td>\d{1,3}(,\d{3})* characters<\/td>/);
+    assert.match(dom, /<td>auth required<\/td><td>no<\/td>/);
     const stored = dom.match(/<b id="events_stored">(\d+)<\/b>/);
     assert.ok(stored, 'the live figures were not filled in');
     assert.ok(Number(stored[1]) >= 3);

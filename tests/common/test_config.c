@@ -104,6 +104,7 @@ static const struct key_case keys[] = {
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
 	S(log_level, "info", "debug"),
+	S(log_format, "text", "json"),
 	S(relay_url, "", "wss://relay.example.org"),
 	U(held_deliveries, "10000", 1, 1000000, "500"),
 	U(max_connections_per_ip, "500", 0, 1000000, "0"),
@@ -488,6 +489,23 @@ START_TEST(test_log_level_validation)
 }
 END_TEST
 
+START_TEST(test_log_format_validation)
+{
+	static const char *const bad[] = { "JSON", "", "logfmt" };
+	struct config cfg;
+	char err[256], text[64];
+
+	ck_assert_int_eq(load_text("log_format = json\n", &cfg, err, sizeof(err)), 0);
+	ck_assert_str_eq(cfg.log_format, "json");
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(text, sizeof(text), "log_format = %s\n", bad[i]);
+		ck_assert_msg(load_text(text, &cfg, err, sizeof(err)) == ERR_CONFIG,
+			      "'%s' accepted", bad[i]);
+		expect_in(err, "log_format must be text or json");
+	}
+}
+END_TEST
+
 /* real_ip_header names a header relayd can parse; trusted_proxies is a
  * range list (common/cidr.h). */
 START_TEST(test_proxy_validation)
@@ -787,7 +805,8 @@ static const char *kept_line(const char *key, enum config_process who, char *lin
 
 	if (who == CONFIG_FOR_WORKER && restart)
 		snprintf(line, len, "reload: %s changed; restart %s to apply it\n", key, restart);
-	else if (who == CONFIG_FOR_STORED && strcmp(key, "log_level") != 0)
+	else if (who == CONFIG_FOR_STORED && strcmp(key, "log_level") != 0 &&
+		 strcmp(key, "log_format") != 0)
 		snprintf(line, len, "reload: %s changed; stored applies it at its next start (a worker"
 			 " applies its own keys at once)\n", key);
 	else
@@ -931,6 +950,7 @@ static Suite *config_suite(void)
 	tcase_add_unchecked_fixture(tc, tmp_dir_setup, tmp_dir_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_log_level_validation);
+	tcase_add_test(tc, test_log_format_validation);
 	tcase_add_test(tc, test_proxy_validation);
 	tcase_add_test(tc, test_db_synchronous_validation);
 	tcase_add_test(tc, test_socket_url);

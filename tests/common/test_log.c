@@ -3,13 +3,18 @@
  * for every (level, setting) pair, and the exact lines written to stderr
  * ("relayd@2: warn: ..."), which the test captures by pointing file
  * descriptor 2 at a temporary file with dup2.  fatalx() runs in a forked
- * child so its exit status and line can be checked.
+ * child so its exit status and line can be checked.  The capture poses as
+ * the journal (JOURNAL_STREAM names its device and inode), so those lines
+ * carry no time; the last tests check the time off the journal, and the
+ * json format.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <regex.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +24,12 @@
 static char capture_path[64];
 static int saved_stderr = -1;
 
-/* Sends stderr to a fresh temporary file until capture_end(). */
-static void capture_start(void)
+/* Sends stderr to a fresh temporary file until capture_end(); a journal
+ * capture sets JOURNAL_STREAM to the file, as systemd would. */
+static void capture_start_as(int journal)
 {
+	struct stat st;
+	char stream[64];
 	int fd;
 
 	strcpy(capture_path, "/tmp/test_log-XXXXXX");
@@ -31,7 +39,19 @@ static void capture_start(void)
 	saved_stderr = dup(STDERR_FILENO);
 	ck_assert_int_ge(saved_stderr, 0);
 	ck_assert_int_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	snprintf(stream, sizeof(stream), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (journal)
+		setenv("JOURNAL_STREAM", stream, 1);
+	else
+		unsetenv("JOURNAL_STREAM");
 	close(fd);
+}
+
+static void capture_start(void)
+{
+	capture_start_as(1);
 }
 
 /* Restores stderr and returns what was written meanwhile. */
@@ -183,6 +203,58 @@ START_TEST(test_fatalx)
 }
 END_TEST
 
+static int matches(const char *text, const char *pattern)
+{
+	regex_t re;
+	int hit;
+
+	ck_assert_int_eq(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
+	hit = regexec(&re, text, 0, NULL, 0) == 0;
+	regfree(&re);
+	return hit;
+}
+
+#define TIME_RE "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z"
+
+/* Off the journal a line starts with its UTC time; a JOURNAL_STREAM that
+ * names another stream (a child whose stderr was redirected) is not it. */
+START_TEST(test_time_off_journal)
+{
+	log_init("relayd", 3, LOG_INFO);
+	log_set_format(LOG_FORMAT_TEXT);
+	capture_start_as(0);
+	log_info("plain");
+	setenv("JOURNAL_STREAM", "1:1", 1);
+	log_info("inherited");
+	ck_assert_msg(matches(capture_end(), "^" TIME_RE " relayd@3: info: plain\n"
+					      TIME_RE " relayd@3: info: inherited\n$"),
+		      "no time in front");
+}
+END_TEST
+
+/* log_format = json: one object per line, the message escaped. */
+START_TEST(test_json_lines)
+{
+	const char *out;
+
+	log_init("relayd", 2, LOG_INFO);
+	log_set_format(LOG_FORMAT_JSON);
+	capture_start();
+	errno = ENOENT;
+	log_warn("open \"%s\"\tnow", "a\\b");
+	log_info("two");
+	out = capture_end();
+	log_set_format(LOG_FORMAT_TEXT);
+	ck_assert_msg(matches(out, "^\\{\"time\":\"" TIME_RE "\",\"process\":\"relayd\",\"instance\":2,"
+				   "\"level\":\"warn\",\"message\":\"open \\\\\"a\\\\\\\\b\\\\\"\\\\u0009now: "
+				   "No such file or directory\"\\}\n\\{[^\n]*\"level\":\"info\",\"message\":\"two\"\\}\n$"),
+		      "%s", out);
+	ck_assert_int_eq(log_format_parse("json"), LOG_FORMAT_JSON);
+	ck_assert_int_eq(log_format_parse("text"), LOG_FORMAT_TEXT);
+	ck_assert_int_eq(log_format_parse("JSON"), -1);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -196,6 +268,8 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_error_level_silences);
 	tcase_add_test(tc, test_long_message);
 	tcase_add_test(tc, test_fatalx);
+	tcase_add_test(tc, test_time_off_journal);
+	tcase_add_test(tc, test_json_lines);
 	suite_add_tcase(s, tc);
 	return s;
 }

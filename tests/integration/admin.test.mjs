@@ -248,7 +248,7 @@ describe('admin socket and relayctl', () => {
 
   it('errors: bad arguments are refused with a message and a nonzero exit', async () => {
     const cases = [
-      [['ban', 'not-hex'], 1, /pubkey must be 64 lowercase hex/],
+      [['ban', 'not-hex'], 2, /a pubkey as 64 hex digits or npub1/],
       [['delete', '{not json'], 2, /not valid JSON/],
       [['delete', '{"kinds":"x"}'], 1, /delete: invalid: /],
       [['delete', '[]'], 1, /filter must be/],

@@ -288,6 +288,8 @@ static const struct msg_worker_stats worker_stats_sample = {
 	.too_big_closed = 16,
 	.pings_sent = 16, .ping_timeouts = 17,
 	.ok_latency = { .counts = { 1, 2, 3, [11] = UINT64_MAX }, .sum_us = 12345, .count = 42 },
+	.proc = { .rss_bytes = 18, .cpu_us = 19, .open_fds = 20, .max_fds = 21,
+		  .start_time = 1700000002 },
 };
 
 static const struct msg_manage manage_sample = {
@@ -650,6 +652,7 @@ static int worker_stats_decode(const uint8_t *body, size_t len, const void *want
 			ck_assert_uint_eq(m.ok_latency.counts[i], w->ok_latency.counts[i]);
 		ck_assert_uint_eq(m.ok_latency.sum_us, w->ok_latency.sum_us);
 		ck_assert_uint_eq(m.ok_latency.count, w->ok_latency.count);
+		ck_assert_int_eq(memcmp(&m.proc, &w->proc, sizeof(m.proc)), 0);
 	}
 	return err;
 }

@@ -235,7 +235,8 @@ export class Relay {
     const proc = this.stored;
     await until(() => {
       if (!proc.running) throw new Error(`stored ${proc.describeExit()} during start`);
-      return /: info: ready: /.test(proc.log);
+      /* The text line, or the JSON one under log_format = json. */
+      return /: info: ready: |"level":"info","message":"ready: /.test(proc.log);
     }, { what: 'stored to log "ready"' });
   }
 
