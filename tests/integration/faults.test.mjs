@@ -208,15 +208,15 @@ describe('a slow reader', () => {
     slow.ws._socket.pause(); /* stops reading: the kernel buffers fill, then the relay's queue */
     const content = 'x'.repeat(60000);
     const ids = [];
-    const started = Date.now();
+    /* In step: fast reads each event before the next is published, so it
+     * never has more than one (under the cap) queued, however busy the
+     * machine; slow has them all queued and must be cut. */
     for (let i = 0; i < 120; i++) {
       const ev = signed(kp.sk, { content: `${i} ${content}` });
       ids.push(ev.id);
       assert.equal((await pub.publish(ev)).ok, true);
+      await fast.liveEvent('fire', ev.id, { timeout: 5000 });
     }
-    for (const id of ids) await fast.liveEvent('fire', id, { timeout: 5000 });
-    const fastMs = Date.now() - started;
-    assert.ok(fastMs < 30000, `the fast subscriber took ${fastMs} ms`);
     slow.ws._socket.resume();
     await slow.waitClosed({ timeout: 5000 });
     const got = slow.take((f) => f[0] === 'EVENT').length;
