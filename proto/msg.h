@@ -51,7 +51,7 @@
 
 /* The version every header carries.  It goes up whenever a message's
  * layout changes; git says what each version added. */
-#define PROTO_VERSION 3
+#define PROTO_VERSION 4
 /* Most pubkeys one SUB_OPEN names as readers of private kinds (a
  * connection authenticates at most 8, relayd/auth.h). */
 #define MSG_VIEWERS_MAX 8
@@ -148,7 +148,12 @@ struct msg_hello_ack {
 struct msg_event_store {
 	uint64_t conn_id;
 	struct event event; /* owned after decoding: event_free() it */
+	/* The client's address as text (relayd/realip.h), at most
+	 * MSG_SOURCE_MAX bytes; empty when the worker does not send it (no
+	 * write-policy plugin). */
+	struct msg_str source;
 };
+#define MSG_SOURCE_MAX 63
 
 /* EVENT_RESULT: the NIP-01 OK for one event. */
 struct msg_event_result {
