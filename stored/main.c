@@ -32,6 +32,7 @@
 #include "db.h"
 #include "manage.h"
 #include "metrics.h"
+#include "plugin.h"
 #include "query.h"
 #include "portlock.h"
 #include "queue.h"
@@ -137,6 +138,7 @@ static void stored_reload(struct stored *s, const char *config_path)
 		log_warnx("reload refused, the running configuration stays: %s", err);
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
+		plugin_reload(s->plugin);
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
 		if (!config_keep_running(&s->cfg, &next, CONFIG_FOR_STORED))
 			log_info("configuration reloaded");
@@ -189,6 +191,8 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("out of memory");
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);
+	if (s->cfg.plugin[0] && !(s->plugin = plugin_start(s)))
+		fatalx("cannot start the write-policy plugin's thread");
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
 		fatalx("cannot read the database %s", s->db_path);
 	db_close(db);
@@ -221,6 +225,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	atomic_store(&s->stopping, true);
 	notify_send("STOPPING=1");
 	listencheck_stop(s->listencheck);
+	plugin_stop(s->plugin); /* its accepted events reach the writer first */
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
 	metrics_stop(s);
@@ -241,6 +246,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	/* Every connection is closed now; the last were read-only. */
 	db_finish_wal(s->db_path);
 	db_finish_wal(s->search_path);
+	plugin_free(s->plugin); /* nothing submits to it any more */
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
 	turnqueue_free(s->query_q);
