@@ -29,6 +29,9 @@
 #define PLUGIN_BACKOFF_FIRST_MS 100
 #define PLUGIN_BACKOFF_MAX_MS 10000
 #define PLUGIN_STAT_EVERY_MS 1000
+/* A program just started may take this long (or plugin_timeout_ms, if
+ * longer) over its first answer: an interpreter's start is slow. */
+#define PLUGIN_START_GRACE_MS 3000
 /* The longest answer line; a longer one is garbage. */
 #define PLUGIN_LINE_MAX 65536
 /* Requests written ahead while the program is slow to read them. */
@@ -59,6 +62,8 @@ struct plugin {
 	size_t nsent;             /* SLOT_SENT events */
 	struct plugin_proc proc;
 	bool started_once, draining;
+	bool answered;            /* the running program has answered */
+	int64_t started_ms;
 	int64_t restart_at;       /* when the program may start (ms) */
 	int backoff_ms;
 	struct plugin_file file;
@@ -235,6 +240,8 @@ static void plugin_launch(struct plugin *p, int64_t now)
 		p->restart_at = now + p->backoff_ms;
 		return;
 	}
+	p->answered = false;
+	p->started_ms = now;
 	if (p->started_once)
 		atomic_fetch_add(&p->s->stats.plugin.restarts, 1);
 	p->started_once = true;
@@ -326,6 +333,7 @@ static void plugin_take_answer(struct plugin *p, const struct plugin_answer *a)
 	char msg[PLUGIN_MSG_MAX + 64];
 
 	p->backoff_ms = 0; /* it works */
+	p->answered = true;
 	if (!slot) {
 		log_debug("write-policy plugin answered an event it was not asked about");
 		return;
@@ -434,6 +442,18 @@ static void plugin_intake(struct plugin *p, int64_t now)
 	}
 }
 
+/* Until a new program's first answer, the end of its start's grace. */
+static int64_t plugin_start_ends(const struct plugin *p)
+{
+	int64_t grace = PLUGIN_START_GRACE_MS;
+
+	if (!p->proc.pid || p->answered)
+		return 0;
+	if (p->s->cfg.plugin_timeout_ms > grace)
+		grace = p->s->cfg.plugin_timeout_ms;
+	return p->started_ms + grace;
+}
+
 /* Deadlines grow along the ring, so only the head can be late first. */
 static void plugin_expire(struct plugin *p, int64_t now)
 {
@@ -443,6 +463,8 @@ static void plugin_expire(struct plugin *p, int64_t now)
 		plugin_release(p);
 		if (!p->count || (slot = plugin_at(p, 0))->deadline_ms > now)
 			return;
+		if (slot->state == SLOT_SENT && now < plugin_start_ends(p))
+			return; /* still starting */
 		if (slot->state == SLOT_SENT) {
 			atomic_fetch_add(&p->s->stats.plugin.timeouts, 1);
 			plugin_fail(p, "error: the write-policy plugin did not answer in time, retry",
@@ -459,6 +481,8 @@ static int plugin_poll_timeout(const struct plugin *p, int64_t now)
 
 	if (p->count && p->ring[p->head].deadline_ms < until)
 		until = p->ring[p->head].deadline_ms;
+	if (until < plugin_start_ends(p))
+		until = plugin_start_ends(p) < p->next_stat ? plugin_start_ends(p) : p->next_stat;
 	if (!p->proc.pid && p->restart_at < until)
 		until = p->restart_at;
 	return until <= now ? 0 : (int)(until - now);
