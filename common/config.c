@@ -240,7 +240,7 @@ static const struct config_key config_keys[] = {
 	    "The NIP-13 leading zero bits an event id must have; 0 turns the check off."),
 	STR(admin_pubkeys, "access", "", CONFIG_LIVE,
 	    "The NIP-86 admins as comma-separated hex pubkeys; empty turns the management API off."),
-	STR(plugin, "access", "", CONFIG_BOTH,
+	STR(plugin, "access", "", CONFIG_STORED,
 	    "The write-policy program (strfry's plugin format) every new event is put to; empty"
 	    " stores events without asking."),
 	U32(plugin_timeout_ms, "access", "2000", 10, 600000, CONFIG_STORED,

@@ -2,6 +2,7 @@
 #include "plugin_wire.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,21 @@ static int plugin_wire_action(const cJSON *action, enum plugin_action *out)
 	return ERR_INVAL;
 }
 
+/* The one JSON value of the line, or NULL (also when text follows it). */
+static cJSON *plugin_wire_parse(const char *line, size_t len)
+{
+	const char *end = NULL;
+	cJSON *obj = cJSON_ParseWithLengthOpts(line, len, &end, false);
+
+	while (obj && end < line + len && (*end == ' ' || *end == '\t'))
+		end++;
+	if (obj && end != line + len) {
+		cJSON_Delete(obj);
+		return NULL;
+	}
+	return obj;
+}
+
 /* Copies at most PLUGIN_MSG_MAX bytes of text, cut before a UTF-8
  * character rather than inside it. */
 static void plugin_wire_copy_msg(char out[PLUGIN_MSG_MAX + 1], const char *text)
@@ -73,7 +89,7 @@ static void plugin_wire_copy_msg(char out[PLUGIN_MSG_MAX + 1], const char *text)
 
 int plugin_wire_answer(const char *line, size_t len, struct plugin_answer *a)
 {
-	cJSON *obj = cJSON_ParseWithLength(line, len);
+	cJSON *obj = plugin_wire_parse(line, len);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(obj, "msg");
 	int rc = ERR_INVAL;
