@@ -37,7 +37,9 @@
 /* Requests written ahead while the program is slow to read them. */
 #define PLUGIN_TX_MAX (4u << 20)
 
-enum slot_state { SLOT_UNSENT, SLOT_SENT, SLOT_DECIDED };
+/* SLOT_GONE: handed on ahead of an earlier event of another connection;
+ * a hole until the head passes it. */
+enum slot_state { SLOT_UNSENT, SLOT_SENT, SLOT_DECIDED, SLOT_GONE };
 enum slot_verdict { VERDICT_STORE, VERDICT_REFUSE, VERDICT_SHADOW, VERDICT_DUPLICATE };
 
 struct plugin_slot {
@@ -46,6 +48,14 @@ struct plugin_slot {
 	enum slot_state state;
 	enum slot_verdict verdict;
 	char msg[PLUGIN_MSG_MAX + 64]; /* VERDICT_REFUSE: the OK message */
+};
+
+/* One connection seen holding an undecided event, in one scan (gen). */
+struct plugin_held {
+	uint64_t conn_id;
+	uint32_t gen;
+	uint16_t worker;
+	bool import;
 };
 
 struct plugin {
@@ -71,6 +81,11 @@ struct plugin {
 	struct buf tx;            /* request lines not yet written */
 	size_t tx_off;
 	struct buf rx;            /* an answer line not yet complete */
+	struct plugin_held *held; /* connections with an undecided event (plugin_release) */
+	size_t held_mask;
+	uint32_t held_gen;
+	size_t ndecided;          /* SLOT_DECIDED events, not handed on yet */
+	bool rescan;              /* one was decided since plugin_release_behind() */
 	sqlite3 *db;              /* read-only: is an event stored already? */
 	sqlite3_stmt *find_id;
 };
@@ -165,16 +180,76 @@ static void plugin_finish(struct plugin *p, struct plugin_slot *slot)
 	}
 }
 
-/* Hands on every decided event at the head, in arrival order. */
+static void plugin_pop_head(struct plugin *p)
+{
+	p->head = (p->head + 1) % p->cap;
+	p->count--;
+	if (p->next_send)
+		p->next_send--;
+}
+
+/* Finds job's connection in this scan's table; with add, notes it.
+ * Imports count as one connection. */
+static bool plugin_held_by(struct plugin *p, const struct write_job *job, bool add)
+{
+	bool import = job->admin != NULL;
+	uint64_t conn = import ? 0 : job->conn_id;
+	uint16_t worker = import ? 0 : job->to.worker;
+	size_t i = (size_t)((conn * 0x9e3779b97f4a7c15ull) >> 32 ^ worker) & p->held_mask;
+
+	for (;; i = (i + 1) & p->held_mask) {
+		struct plugin_held *h = &p->held[i];
+
+		if (h->gen != p->held_gen) {
+			if (add)
+				*h = (struct plugin_held){ conn, p->held_gen, worker, import };
+			return false;
+		}
+		if (h->conn_id == conn && h->worker == worker && h->import == import)
+			return true;
+	}
+}
+
+/* Hands on decided events behind the head whose connection has no
+ * earlier event still undecided: one slow answer holds back only its own
+ * connection's later events. */
+static void plugin_release_behind(struct plugin *p)
+{
+	if (++p->held_gen == 0) { /* wrapped: forget every old stamp */
+		memset(p->held, 0, (p->held_mask + 1) * sizeof(*p->held));
+		p->held_gen = 1;
+	}
+	for (size_t i = 0; i < p->count; i++) {
+		struct plugin_slot *slot = plugin_at(p, i);
+
+		if (slot->state == SLOT_GONE)
+			continue;
+		if (slot->state != SLOT_DECIDED) {
+			plugin_held_by(p, slot->job, true);
+		} else if (!plugin_held_by(p, slot->job, false)) {
+			plugin_finish(p, slot);
+			slot->state = SLOT_GONE;
+			p->ndecided--;
+		}
+	}
+}
+
+/* Hands on decided events: in arrival order for each connection. */
 static void plugin_release(struct plugin *p)
 {
-	while (p->count && plugin_at(p, 0)->state == SLOT_DECIDED) {
-		plugin_finish(p, plugin_at(p, 0));
-		p->head = (p->head + 1) % p->cap;
-		p->count--;
-		if (p->next_send)
-			p->next_send--;
+	while (p->count && plugin_at(p, 0)->state >= SLOT_DECIDED) {
+		if (plugin_at(p, 0)->state == SLOT_DECIDED) {
+			plugin_finish(p, plugin_at(p, 0));
+			p->ndecided--;
+		}
+		plugin_pop_head(p);
 	}
+	/* Answers in order (a plugin that answers one by one) leave nothing
+	 * decided behind the head, and no scan; nor do events still held
+	 * when nothing was decided since the last scan. */
+	if (p->ndecided && p->rescan)
+		plugin_release_behind(p);
+	p->rescan = false;
 }
 
 static void plugin_decide(struct plugin *p, struct plugin_slot *slot, enum slot_verdict v,
@@ -182,6 +257,9 @@ static void plugin_decide(struct plugin *p, struct plugin_slot *slot, enum slot_
 {
 	if (slot->state == SLOT_SENT)
 		p->nsent--;
+	if (slot->state != SLOT_DECIDED)
+		p->ndecided++;
+	p->rescan = true;
 	slot->state = SLOT_DECIDED;
 	slot->verdict = v;
 	snprintf(slot->msg, sizeof(slot->msg), "%s", msg ? msg : "");
@@ -516,7 +594,7 @@ static void plugin_drain(struct plugin *p)
 	for (size_t i = 0; i < p->count; i++) {
 		struct plugin_slot *slot = plugin_at(p, i);
 
-		if (slot->state != SLOT_DECIDED)
+		if (slot->state < SLOT_DECIDED)
 			plugin_decide(p, slot, VERDICT_REFUSE, "error: the relay is restarting, retry");
 	}
 	plugin_release(p);
@@ -559,6 +637,7 @@ void plugin_free(struct plugin *p)
 	buf_free(&p->tx);
 	buf_free(&p->rx);
 	free(p->ring);
+	free(p->held);
 	free(p);
 }
 
@@ -581,9 +660,13 @@ struct plugin *plugin_start(struct stored *s)
 	p->cap = s->cfg.plugin_queue;
 	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->ring = calloc(p->cap, sizeof(*p->ring));
+	for (p->held_mask = 1; p->held_mask < 2 * p->cap; p->held_mask <<= 1)
+		;
+	p->held = calloc(p->held_mask, sizeof(*p->held));
+	p->held_mask--;
 	p->inbox = queue_new(p->cap);
 	plugin_proc_init(&p->proc);
-	if (p->wake_fd < 0 || !p->ring || !p->inbox) {
+	if (p->wake_fd < 0 || !p->ring || !p->held || !p->inbox) {
 		plugin_free(p);
 		return NULL;
 	}

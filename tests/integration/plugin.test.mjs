@@ -238,6 +238,30 @@ describe('plugin: an answer that never comes (hang.mjs)', () => {
   itStopsCleanly(relay);
 });
 
+describe('plugin: a slow answer holds back only its own connection (hang.mjs)', () => {
+  const relay = pluginRelay('hang.mjs', { plugin_timeout_ms: 60000, store_timeout_ms: 120000 });
+
+  it('answers another connection at once, and this one\'s later event only after', async () => {
+    const { sk } = keypair();
+    const slow = await relay.connect();
+    const other = await relay.connect();
+    const hung = signed(sk, { content: 'hang for a minute' });
+    const after = signed(sk, { content: 'after the hung one' });
+    slow.send(['EVENT', hung]);
+    slow.send(['EVENT', after]);
+    /* other's event reaches the plugin after both of slow's. */
+    await until(() => {
+      const ids = loggedRequests(relay).map((r) => r.event.id);
+      return ids.includes(hung.id) && ids.includes(after.id);
+    }, { timeout: 30000, what: 'the plugin to have both events of the slow connection' });
+    const ok = await other.publish(signed(sk, { content: 'meanwhile' }), { timeout: 30000 });
+    assert.deepEqual([ok.ok, ok.message], [true, '']);
+    assert.equal(slow.inbox.filter((f) => f[0] === 'OK').length, 0, JSON.stringify(slow.inbox));
+  });
+
+  itStopsCleanly(relay);
+});
+
 describe('plugin: fail-open (hang.mjs, plugin_fail_open = 1)', () => {
   const relay = pluginRelay('hang.mjs', { plugin_timeout_ms: 300, plugin_fail_open: 1 });
 
