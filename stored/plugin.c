@@ -279,6 +279,24 @@ static void plugin_decide_failed(struct plugin *p, struct plugin_slot *slot, con
 
 /* ---- the program ---- */
 
+/* Stops the program and forgets the lines to and from it. */
+static void plugin_end(struct plugin *p)
+{
+	plugin_proc_stop(&p->proc);
+	buf_reset(&p->tx);
+	buf_reset(&p->rx);
+	p->tx_off = 0;
+}
+
+/* The next start waits twice as long as the last, 100 ms to 10 s. */
+static void plugin_back_off(struct plugin *p, int64_t now)
+{
+	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PLUGIN_BACKOFF_FIRST_MS;
+	if (p->backoff_ms > PLUGIN_BACKOFF_MAX_MS)
+		p->backoff_ms = PLUGIN_BACKOFF_MAX_MS;
+	p->restart_at = now + p->backoff_ms;
+}
+
 /* The program failed (why: for its clients): every event it held is
  * decided, it is stopped, and it starts again after the backoff. */
 static void plugin_fail(struct plugin *p, const char *why, const char *log_why)
@@ -292,14 +310,8 @@ static void plugin_fail(struct plugin *p, const char *why, const char *log_why)
 	log_warnx("write-policy plugin %s: %s; starting it again in %d ms", p->s->cfg.plugin,
 		  log_why, p->backoff_ms ? p->backoff_ms : PLUGIN_BACKOFF_FIRST_MS);
 	atomic_fetch_add(&p->s->stats.plugin.failures, 1);
-	plugin_proc_stop(&p->proc);
-	buf_reset(&p->tx);
-	buf_reset(&p->rx);
-	p->tx_off = 0;
-	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PLUGIN_BACKOFF_FIRST_MS;
-	if (p->backoff_ms > PLUGIN_BACKOFF_MAX_MS)
-		p->backoff_ms = PLUGIN_BACKOFF_MAX_MS;
-	p->restart_at = deadline_now_ms() + p->backoff_ms;
+	plugin_end(p);
+	plugin_back_off(p, deadline_now_ms());
 }
 
 static void plugin_launch(struct plugin *p, int64_t now)
@@ -312,10 +324,7 @@ static void plugin_launch(struct plugin *p, int64_t now)
 		memset(&p->file, 0, sizeof(p->file));
 	if (plugin_proc_start(&p->proc, path)) {
 		log_warn("cannot run the write-policy plugin %s", path);
-		p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : PLUGIN_BACKOFF_FIRST_MS;
-		if (p->backoff_ms > PLUGIN_BACKOFF_MAX_MS)
-			p->backoff_ms = PLUGIN_BACKOFF_MAX_MS;
-		p->restart_at = now + p->backoff_ms;
+		plugin_back_off(p, now);
 		return;
 	}
 	p->answered = false;
@@ -345,10 +354,7 @@ static void plugin_check_reload(struct plugin *p, int64_t now)
 	p->draining = false;
 	if (p->proc.pid) {
 		log_info("write-policy plugin %s: starting it again (reload)", p->s->cfg.plugin);
-		plugin_proc_stop(&p->proc);
-		buf_reset(&p->tx);
-		buf_reset(&p->rx);
-		p->tx_off = 0;
+		plugin_end(p);
 	}
 	p->backoff_ms = 0;
 	p->restart_at = now;
