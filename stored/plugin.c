@@ -64,6 +64,7 @@ struct plugin {
 	struct queue *inbox; /* submitted, not yet in the ring */
 	int wake_fd;         /* eventfd: a submission, a reload, the stop */
 	atomic_bool reload, stopping;
+	atomic_bool asleep;  /* the thread is (about to be) in poll() */
 	bool running; /* the thread runs (main thread's) */
 	/* The plugin thread's own. */
 	struct plugin_slot *ring; /* events in arrival order */
@@ -583,11 +584,19 @@ static void plugin_wait(struct plugin *p, int64_t now)
 		if (p->tx_off < p->tx.len)
 			fds[n++] = (struct pollfd){ p->proc.in_fd, POLLOUT, 0 };
 	}
+	int timeout = plugin_poll_timeout(p, now);
+
 	/* A full ring takes nothing new: the inbox then waits, unwatched. */
 	if (p->count == p->cap)
 		fds[0].events = 0;
-	if (poll(fds, n, plugin_poll_timeout(p, now)) > 0 && (fds[0].revents & POLLIN))
+	/* Submitters wake the thread only while it sleeps (plugin_submit);
+	 * one that pushed before this store saw no sleeper, so look. */
+	atomic_store(&p->asleep, true);
+	if (p->count < p->cap && queue_length(p->inbox))
+		timeout = 0;
+	if (poll(fds, n, timeout) > 0 && (fds[0].revents & POLLIN))
 		(void)!read(p->wake_fd, &count, sizeof(count));
+	atomic_store(&p->asleep, false);
 }
 
 /* ---- the thread ---- */
@@ -698,7 +707,8 @@ int plugin_submit(struct plugin *p, struct write_job *job)
 
 	if (rc == ERR_FULL)
 		atomic_fetch_add(&p->s->stats.plugin.queue_full, 1);
-	if (rc == 0)
+	/* One eventfd write per sleep, not per event, while it keeps up. */
+	if (rc == 0 && atomic_exchange(&p->asleep, false))
 		plugin_wake(p);
 	return rc == ERR_FULL ? ERR_FULL : rc ? ERR_CLOSED : 0;
 }
