@@ -246,7 +246,7 @@ static const struct config_key config_keys[] = {
 	U32(plugin_timeout_ms, "access", "2000", 10, 600000, CONFIG_STORED,
 	    "How long an event waits for the plugin's answer; past it the event is refused error:"
 	    " (or accepted, with plugin_fail_open) and the plugin restarted."),
-	U32(plugin_queue, "access", "4096", 1, 1000000, CONFIG_STORED,
+	U32(plugin_queue, "access", "4096", 1, 65536, CONFIG_STORED,
 	    "The most events waiting for the plugin; one more is refused rate-limited: at once."),
 	U32(plugin_fail_open, "access", "0", 0, 1, CONFIG_STORED,
 	    "1 stores events the plugin failed to judge (timeout, crash, garbage); 0 refuses them"
