@@ -240,6 +240,17 @@ static const struct config_key config_keys[] = {
 	    "The NIP-13 leading zero bits an event id must have; 0 turns the check off."),
 	STR(admin_pubkeys, "access", "", CONFIG_LIVE,
 	    "The NIP-86 admins as comma-separated hex pubkeys; empty turns the management API off."),
+	STR(plugin, "access", "", CONFIG_STORED,
+	    "The write-policy program (strfry's plugin format) every new event is put to; empty"
+	    " stores events without asking."),
+	U32(plugin_timeout_ms, "access", "2000", 10, 600000, CONFIG_STORED,
+	    "How long an event waits for the plugin's answer; past it the event is refused error:"
+	    " (or accepted, with plugin_fail_open) and the plugin restarted."),
+	U32(plugin_queue, "access", "4096", 1, 65536, CONFIG_STORED,
+	    "The most events waiting for the plugin; one more is refused rate-limited: at once."),
+	U32(plugin_fail_open, "access", "0", 0, 1, CONFIG_STORED,
+	    "1 stores events the plugin failed to judge (timeout, crash, garbage); 0 refuses them"
+	    " error:."),
 	U32(heap_trim_interval, "memory", "60", 0, 86400, CONFIG_STORED,
 	    "The seconds between handing each process's freed heap pages back to the system; 0"
 	    " never does."),

@@ -109,6 +109,10 @@ struct config {
 	char private_kinds[CONFIG_TEXT_MAX]; /* kinds only their parties may read */
 	uint32_t min_pow_difficulty; /* NIP-13 leading zero bits of the id */
 	char admin_pubkeys[CONFIG_TEXT_MAX]; /* NIP-86: comma-separated hex pubkeys */
+	char plugin[CONFIG_PATH_MAX];  /* write-policy program (stored/plugin.h); "": none */
+	uint32_t plugin_timeout_ms;    /* its longest answer */
+	uint32_t plugin_queue;         /* events waiting for it, at most */
+	uint32_t plugin_fail_open;     /* 1: accept when it fails; 0: error: */
 	/* [memory] */
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
 	/* [logging] */

@@ -352,6 +352,7 @@ int msg_encode_event_store(struct buf *out, const struct msg_header *h,
 		put_str(&w, ev->tags[i].value, ev->tags[i].value_len);
 	}
 	put_str(&w, ev->json, ev->json_len);
+	put_view(&w, &m->source);
 	return writer_end(&w);
 }
 
@@ -401,6 +402,9 @@ int msg_decode_event_store(const void *body, size_t len, struct msg_event_store 
 	content = get_view(&r);
 	parts.tags = get_event_tags(&r, &parts.ntags);
 	json = get_view(&r);
+	m->source = get_view(&r);
+	if (m->source.len > MSG_SOURCE_MAX)
+		reader_reject(&r, ERR_INVAL);
 	err = wire_finish(&r);
 	if (!err)
 		err = event_build(&m->event, parts.id, parts.pubkey, parts.sig, parts.created_at,

@@ -149,7 +149,12 @@ struct msg_hello_ack {
 struct msg_event_store {
 	uint64_t conn_id;
 	struct event event; /* owned after decoding: event_free() it */
+	/* The client's address as text (relayd/realip.h), at most
+	 * MSG_SOURCE_MAX bytes; empty when the worker does not send it (no
+	 * write-policy plugin). */
+	struct msg_str source;
 };
+#define MSG_SOURCE_MAX 63
 
 /* EVENT_RESULT: the NIP-01 OK for one event. */
 struct msg_event_result {

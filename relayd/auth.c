@@ -24,6 +24,7 @@ struct auth_entry {
 	bool challenged; /* its challenge was sent by a lane (auth_first_challenge) */
 	uint8_t pubkeys[AUTH_MAX_PUBKEYS][32];
 	char *host; /* its Host header (owned), or NULL */
+	char *peer; /* its client address (owned), or NULL: auth_note_peer() */
 };
 
 struct auth_table {
@@ -81,8 +82,10 @@ static const char *auth_tag(const cJSON *obj, const char *name)
 
 static void auth_entry_free(struct auth_entry *e)
 {
-	if (e)
+	if (e) {
 		free(e->host);
+		free(e->peer);
+	}
 	free(e);
 }
 
@@ -235,6 +238,42 @@ int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
 	auth_unlock(t);
 	free(copy);
 	return e ? 0 : ERR_NOMEM;
+}
+
+int auth_note_peer(struct auth_table *t, uint64_t conn_id, const char *ip)
+{
+	char *copy = strdup(ip);
+	struct auth_entry *e;
+
+	if (!copy)
+		return ERR_NOMEM;
+	auth_lock(t);
+	e = auth_entry_get(t, conn_id);
+	if (e) {
+		free(e->peer);
+		e->peer = copy;
+		copy = NULL;
+	}
+	auth_unlock(t);
+	free(copy);
+	return e ? 0 : ERR_NOMEM;
+}
+
+size_t auth_peer(struct auth_table *t, uint64_t conn_id, char *out, size_t out_len)
+{
+	const struct auth_entry *e;
+	size_t n = 0;
+
+	auth_lock(t);
+	e = auth_find(t, conn_id);
+	if (e && e->peer && out_len) {
+		n = strnlen(e->peer, out_len - 1);
+		memcpy(out, e->peer, n);
+	}
+	auth_unlock(t);
+	if (out_len)
+		out[n] = '\0';
+	return n;
 }
 
 bool auth_first_challenge(struct auth_table *t, uint64_t conn_id)

@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define AUTH_CHALLENGE_HEX 32
@@ -61,6 +62,12 @@ int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32]);
  * AUTH_HOST_MAX - 1 bytes), which auth_check() accepts in a relay tag
  * while relay_url is unset.  Returns 0 or ERR_NOMEM. */
 int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host);
+/* Notes the client's address (relayd/realip.h) of conn_id, which its
+ * EVENTs carry to stored's write-policy plugin.  Returns 0 or ERR_NOMEM. */
+int auth_note_peer(struct auth_table *t, uint64_t conn_id, const char *ip);
+/* Copies the address noted for conn_id into out (out_len bytes, NUL
+ * included; "" when none was noted) and returns its length. */
+size_t auth_peer(struct auth_table *t, uint64_t conn_id, char *out, size_t out_len);
 /* True the first time it is called for conn_id (until auth_forget()), so
  * a lane sends a connection its challenge once, when it first needs it. */
 bool auth_first_challenge(struct auth_table *t, uint64_t conn_id);

@@ -442,6 +442,11 @@ void ingress_note_host(struct ingress *in, uint64_t conn_id, const char *host)
 	(void)auth_note_host(ingress_lane_of(in, conn_id)->auth, conn_id, host);
 }
 
+void ingress_note_peer(struct ingress *in, uint64_t conn_id, const char *ip)
+{
+	(void)auth_note_peer(ingress_lane_of(in, conn_id)->auth, conn_id, ip);
+}
+
 void ingress_forget(struct ingress *in, uint64_t conn_id)
 {
 	struct ingress_lane *lane = ingress_lane_of(in, conn_id);

@@ -54,6 +54,12 @@ uint32_t ingress_auth_list(struct ingress *in, uint64_t conn_id, uint8_t out[][3
  * message; without memory the note is dropped and AUTH needs relay_url. */
 void ingress_note_host(struct ingress *in, uint64_t conn_id, const char *host);
 
+/* Notes the client's address of conn_id in its lane's table
+ * (auth_note_peer()), for the EVENTs it sends stored while a write-policy
+ * plugin is configured.  Service thread, before the connection's first
+ * message; without memory its events carry no address. */
+void ingress_note_peer(struct ingress *in, uint64_t conn_id, const char *ip);
+
 /* Tells conn_id's lane the connection closed (after its last message), so
  * the lane forgets what it knew about it.  Never refused. */
 void ingress_forget(struct ingress *in, uint64_t conn_id);

@@ -66,6 +66,11 @@ static void verb_event_forward(struct verb_ctx *v, struct event *ev)
 	struct msg_header h = msg_header_for((uint16_t)v->r->instance, request_id);
 	struct msg_event_store m = { .conn_id = v->conn_id, .event = *ev };
 	struct buf out = BUF_INIT;
+	char source[MSG_SOURCE_MAX + 1] = "";
+
+	m.source.ptr = source;
+	if (relayd_cfg(v->r)->plugin[0]) /* its sourceInfo (stored/plugin.h) */
+		m.source.len = (uint32_t)auth_peer(v->auth, v->conn_id, source, sizeof(source));
 
 	if (msg_encode_event_store(&out, &h, &m)) {
 		struct mail_list failed = { NULL, NULL };

@@ -60,6 +60,9 @@ static void ws_prepare_auth(struct relayd *r, struct lws *wsi, struct conn *c)
 
 	if (!relayd_cfg(r)->relay_url[0] && lws_hdr_copy(wsi, host, sizeof(host), WSI_TOKEN_HOST) > 0)
 		ingress_note_host(r->ingress, c->id, host);
+	/* Only a plugin reads it (stored/plugin.h): no memory spent otherwise. */
+	if (relayd_cfg(r)->plugin[0])
+		ingress_note_peer(r->ingress, c->id, c->ip);
 	if (!strcmp(relayd_cfg(r)->auth_challenge, "connect"))
 		ws_send_challenge(r, c);
 }

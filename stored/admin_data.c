@@ -14,6 +14,8 @@
 #include "../common/log.h"
 #include "admin_cmds.h"
 #include "ingest.h"
+#include "plugin.h"
+#include "plugin_wire.h"
 #include "query.h"
 #include "query_sql.h"
 #include "queue.h"
@@ -181,7 +183,9 @@ static void admin_import_to_writer(struct admin *a, struct admin_job *job, uint3
 	w->admin = job;
 	w->admin_index = i;
 	w->event = *ev;
-	if (queue_push(a->s->write_q, w))
+	w->source = PLUGIN_SOURCE_IMPORT;
+	w->received_at = (int64_t)time(NULL);
+	if (a->s->plugin ? plugin_submit(a->s->plugin, w) : queue_push(a->s->write_q, w))
 		write_job_free(w); /* done and released; the result stays "not processed" */
 }
 

@@ -105,6 +105,22 @@ static cJSON *admin_rejects(struct stored_stats *st)
 	return o;
 }
 
+/* The write-policy plugin's counters (plugin.h; all 0 without one). */
+static cJSON *admin_plugin(struct stored_plugin_stats *st)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	admin__add_u64(o, "accepted", atomic_load(&st->accepted));
+	admin__add_u64(o, "rejected", atomic_load(&st->rejected));
+	admin__add_u64(o, "shadow_rejected", atomic_load(&st->shadow_rejected));
+	admin__add_u64(o, "timeouts", atomic_load(&st->timeouts));
+	admin__add_u64(o, "failures", atomic_load(&st->failures));
+	admin__add_u64(o, "restarts", atomic_load(&st->restarts));
+	admin__add_u64(o, "fail_open", atomic_load(&st->fail_open));
+	admin__add_u64(o, "queue_full", atomic_load(&st->queue_full));
+	return o;
+}
+
 /* The query pool's queue (stored/turnqueue.h): what waits, what runs, and
  * the connections it holds to the threads not kept for cheap ones. */
 static void admin_query_pool(cJSON *o, struct turnqueue *q)
@@ -165,6 +181,7 @@ cJSON *admin__stats(struct admin *a, const cJSON *req)
 	admin__add_u64(o, "broadcast_queue", queue_length(s->bcast_q));
 	admin_query_pool(o, s->query_q);
 	cJSON_AddItemToObject(o, "rejects", admin_rejects(st));
+	cJSON_AddItemToObject(o, "plugin", admin_plugin(&st->plugin));
 	cJSON_AddItemToObject(o, ADMIN_F_WORKER_LIST, workers);
 	return o;
 }

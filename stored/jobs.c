@@ -51,7 +51,7 @@ struct admin_job *admin_job_new(enum admin_op op, uint32_t pending, int failed)
 		}
 		a->nresults = pending;
 		for (uint32_t i = 0; i < pending; i++)
-			a->results[i] = (struct admin_result){ failed, "error: not processed" };
+			a->results[i] = (struct admin_result){ .outcome = failed, .message = "error: not processed" };
 	}
 	a->op = op;
 	a->rc = ERR_CLOSED;

@@ -32,6 +32,11 @@ struct write_job {
 	struct event event;
 	struct admin_job *admin; /* NULL for a worker's event; else holds a reference */
 	uint32_t admin_index;
+	/* For the write-policy plugin (plugin.h): enum plugin_source, the
+	 * client's address ("" for an import) and when stored received it. */
+	uint8_t source;
+	char source_info[64];
+	int64_t received_at;
 };
 
 enum bcast_kind {
@@ -111,10 +116,12 @@ enum manage_stmt {
 	MANAGE_COUNT
 };
 
-/* One import's outcome (enum ingest_outcome) and its OK message (static). */
+/* One import's outcome (enum ingest_outcome) and its OK message (static,
+ * or text: a plugin's refusal, plugin.h). */
 struct admin_result {
 	int outcome;
 	const char *message;
+	char text[224];
 };
 
 /* A copy of one live subscription, for the listing. */

@@ -33,6 +33,7 @@
 #include "db.h"
 #include "manage.h"
 #include "metrics.h"
+#include "plugin.h"
 #include "query.h"
 #include "portlock.h"
 #include "queue.h"
@@ -144,6 +145,7 @@ static void stored_reload(struct stored *s, const char *config_path)
 	} else {
 		log_set_level((enum log_level)log_level_parse(next.log_level));
 		log_set_format((enum log_format)log_format_parse(next.log_format));
+		plugin_reload(s->plugin);
 		snprintf(s->cfg.log_level, sizeof(s->cfg.log_level), "%s", next.log_level);
 		snprintf(s->cfg.log_format, sizeof(s->cfg.log_format), "%s", next.log_format);
 		if (!config_keep_running(&s->cfg, &next, CONFIG_FOR_STORED))
@@ -197,6 +199,8 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("out of memory");
 	if (writer_start(s, &t->writer))
 		fatalx("cannot open the database %s", s->db_path);
+	if (s->cfg.plugin[0] && !(s->plugin = plugin_start(s)))
+		fatalx("cannot start the write-policy plugin's thread");
 	if (db_open(s->db_path, false, NULL, &db) || db_max_seq(db, &last_seq))
 		fatalx("cannot read the database %s", s->db_path);
 	db_close(db);
@@ -229,6 +233,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	atomic_store(&s->stopping, true);
 	notify_send("STOPPING=1");
 	listencheck_stop(s->listencheck);
+	plugin_stop(s->plugin); /* its accepted events reach the writer first */
 	queue_close(s->write_q);
 	pthread_join(t->writer, NULL);
 	metrics_stop(s);
@@ -249,6 +254,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	/* Every connection is closed now; the last were read-only. */
 	db_finish_wal(s->db_path);
 	db_finish_wal(s->search_path);
+	plugin_free(s->plugin); /* nothing submits to it any more */
 	queue_free(s->write_q);
 	queue_free(s->bcast_q);
 	turnqueue_free(s->query_q);

@@ -71,6 +71,34 @@ static uint64_t metrics_file_size(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* The write-policy plugin's counters (plugin.h), by what happened. */
+static void metrics_plugin(struct buf *b, struct stored_plugin_stats *st)
+{
+	const struct { const char *label; atomic_uint_fast64_t *value; } rows[] = {
+		{ "accept", &st->accepted }, { "reject", &st->rejected },
+		{ "shadow_reject", &st->shadow_rejected }, { "fail_open", &st->fail_open },
+		{ "queue_full", &st->queue_full },
+	};
+	char line[128];
+
+	buf_append_str(b, "# HELP relay_plugin_events_total Events the write-policy plugin judged,"
+			  " by outcome.\n# TYPE relay_plugin_events_total counter\n");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		snprintf(line, sizeof(line), "relay_plugin_events_total{outcome=\"%s\"} %llu\n",
+			 rows[i].label, (unsigned long long)atomic_load(rows[i].value));
+		buf_append_str(b, line);
+	}
+	metrics_line(b, "relay_plugin_timeouts_total", "counter",
+		     "Write-policy plugin answers that did not come in time.", -1,
+		     (double)atomic_load(&st->timeouts));
+	metrics_line(b, "relay_plugin_failures_total", "counter",
+		     "Write-policy plugin exits, timeouts and lines that were not answers.", -1,
+		     (double)atomic_load(&st->failures));
+	metrics_line(b, "relay_plugin_restarts_total", "counter",
+		     "Write-policy plugin starts after the first.", -1,
+		     (double)atomic_load(&st->restarts));
+}
+
 static void metrics_stored(struct metrics *m)
 {
 	struct stored_stats *st = &m->s->stats;
@@ -105,6 +133,7 @@ static void metrics_stored(struct metrics *m)
 	metrics_line(b, "relay_listener_restarts_total", "counter",
 		     "stored's sockets listened on again after nng stopped taking connections.", -1,
 		     (double)listencheck_relistens(m->s->listencheck));
+	metrics_plugin(b, &st->plugin);
 	metrics_line(b, "relay_subscriptions", "gauge", "Live subscriptions.", -1,
 		     (double)atomic_load(&st->subscriptions));
 	metrics_line(b, "relay_db_bytes", "gauge", "Size of the database file.", -1,

@@ -18,6 +18,8 @@
 #include "gate.h"
 #include "jobs.h"
 #include "manage.h"
+#include "plugin.h"
+#include "plugin_wire.h"
 #include "query.h"
 #include "queue.h"
 #include "recent.h"
@@ -162,6 +164,30 @@ static void rpc_refuse_full(struct stored *s, const struct rpc_return *to,
 	rpc_answer_event(s, to, m->conn_id, m->event.id, false, DISKWATCH_MESSAGE);
 }
 
+/* For the write-policy plugin: where the event came from (plugin.h). */
+static void rpc_note_source(struct write_job *job, const struct msg_str *source)
+{
+	memcpy(job->source_info, source->ptr, source->len); /* at most MSG_SOURCE_MAX */
+	job->source_info[source->len] = '\0';
+	job->source = (uint8_t)plugin_wire_source_of(job->source_info);
+	job->received_at = (int64_t)time(NULL);
+}
+
+/* A stored event goes to the plugin, when one is set, else to the writer;
+ * refused at once when the chosen queue is full.  Takes job. */
+static void rpc_admit(struct stored *s, struct write_job *job)
+{
+	int rc = s->plugin ? plugin_submit(s->plugin, job) : queue_push(s->write_q, job);
+
+	if (!rc)
+		return;
+	rpc_answer_event(s, &job->to, job->conn_id, job->event.id, false,
+			 rc == ERR_FULL && s->plugin
+				 ? "rate-limited: the relay's write policy is busy, retry"
+				 : "error: the relay is overloaded, retry");
+	write_job_free(job);
+}
+
 static void rpc_event_store(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len)
 {
@@ -183,13 +209,16 @@ static void rpc_event_store(struct stored *s, const struct rpc_return *to, const
 		return;
 	}
 	job = calloc(1, sizeof(*job)); /* admin, admin_index: none */
-	if (!job || (job->to = *to, job->conn_id = m.conn_id, job->event = m.event,
-		     queue_push(s->write_q, job))) {
-		rpc_answer_event(s, to, m.conn_id, m.event.id, false,
-				 "error: the relay is overloaded, retry");
-		free(job);
+	if (!job) {
+		rpc_answer_event(s, to, m.conn_id, m.event.id, false, "error: out of memory");
 		msg_event_store_release(&m);
+		return;
 	}
+	job->to = *to;
+	job->conn_id = m.conn_id;
+	job->event = m.event;
+	rpc_note_source(job, &m.source);
+	rpc_admit(s, job);
 }
 
 static void rpc_sub_open(struct stored *s, const struct rpc_return *to, const void *body, size_t len)

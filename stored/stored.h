@@ -13,6 +13,7 @@
  *   indexer     keeps NIP-50's index in search.db, with search = 1 (search_index.c);
  *   metrics     publishes the relay-wide metrics each second (metrics.c);
  *   backup      copies relay.db for relayctl backup, while one runs (backup.c);
+ *   plugin      runs the write-policy plugin, with plugin set (plugin.c);
  *   listencheck keeps the three sockets listening (common/listencheck.c).
  * main.c owns the one struct stored; nothing else is global.
  */
@@ -34,6 +35,7 @@
 #include "workask.h"
 
 struct gate;
+struct plugin;
 struct queue;
 struct recent_ids;
 struct turnqueue;
@@ -53,6 +55,16 @@ enum stored_reject {
 	STORED_REJECT_ERROR,     /* "error:": the database failed */
 	STORED_REJECT_OTHER,
 	STORED_NREJECTS
+};
+
+/* The write-policy plugin's counters (plugin.h). */
+struct stored_plugin_stats {
+	atomic_uint_fast64_t accepted, rejected, shadow_rejected;
+	atomic_uint_fast64_t timeouts;  /* answers that did not come in time */
+	atomic_uint_fast64_t failures;  /* exits and lines that were not answers */
+	atomic_uint_fast64_t restarts;  /* starts after the first */
+	atomic_uint_fast64_t fail_open; /* events stored without its answer */
+	atomic_uint_fast64_t queue_full; /* events refused at once */
 };
 
 /* Counters any thread may bump and the admin thread reads. */
@@ -75,6 +87,7 @@ struct stored_stats {
 	/* REQ history and COUNT durations: a histogram many threads add to. */
 	atomic_uint_fast64_t query_latency[HISTO_BUCKETS];
 	atomic_uint_fast64_t query_latency_sum_us;
+	struct stored_plugin_stats plugin;
 };
 
 #define STORED_MAX_WORKERS 256
@@ -140,6 +153,7 @@ struct stored {
 	struct backup *backup;   /* relayctl backup (backup.h) */
 	struct diskwatch disk;   /* free space on data_dir (diskwatch.h; set by writer_start) */
 	struct workask ask;      /* relayctl conns and kick: questions to the workers */
+	struct plugin *plugin;   /* the write-policy plugin, or NULL (plugin.h) */
 };
 
 #endif

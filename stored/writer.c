@@ -96,7 +96,8 @@ static void writer_note_result(struct writer *w, size_t i, const uint8_t *id,
 	struct msg_event_results_item *item = &w->results[w->nresults];
 
 	if (job->admin) { /* an import: the operator reads the outcome */
-		job->admin->results[job->admin_index] = (struct admin_result){ (int)outcome, text };
+		job->admin->results[job->admin_index] =
+		    (struct admin_result){ .outcome = (int)outcome, .message = text };
 		return;
 	}
 	item->request_id = job->to.request_id;

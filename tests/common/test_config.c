@@ -134,6 +134,10 @@ static const struct key_case keys[] = {
 	S(private_kinds, "4,1059", ""),
 	U(min_pow_difficulty, "0", 0, 256, "8"),
 	S(admin_pubkeys, "", "0000000000000000000000000000000000000000000000000000000000000001"),
+	S(plugin, "", "/usr/local/bin/policy"),
+	U(plugin_timeout_ms, "2000", 10, 600000, "500"),
+	U(plugin_queue, "4096", 1, 65536, "16"),
+	U(plugin_fail_open, "0", 0, 1, "1"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

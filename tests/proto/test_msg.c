@@ -140,6 +140,7 @@ static const struct msg_event_store event_store_sample = {
 		.content = event_content,
 		.content_len = sizeof(event_content) - 1,
 	},
+	.source = { "2001:db8::7", 11 },
 };
 static const struct msg_event_store event_store_bare = {
 	.conn_id = 1,
@@ -388,6 +389,8 @@ static int event_store_decode(const uint8_t *body, size_t len, const void *want)
 	if (w) {
 		ck_assert_uint_eq(m.conn_id, w->conn_id);
 		assert_event_eq(&m.event, &w->event);
+		ck_assert_uint_eq(m.source.len, w->source.len);
+		ck_assert(m.source.len == 0 || !memcmp(m.source.ptr, w->source.ptr, m.source.len));
 	}
 	msg_event_store_release(&m);
 	msg_event_store_release(&m);
@@ -1639,9 +1642,13 @@ START_TEST(test_sub_open_huge_nfilters)
 }
 END_TEST
 
-/* EVENT_STORE with chosen kind, tag names and a tag count that may lie. */
-static void raw_put_event_store(struct buf *b, uint32_t kind, uint32_t ntags, const char *names)
+/* EVENT_STORE with chosen kind, tag names, a tag count that may lie and
+ * a source address of source_len bytes. */
+static void raw_put_event_store_from(struct buf *b, uint32_t kind, uint32_t ntags,
+				     const char *names, uint32_t source_len)
 {
+	static const char address[MSG_SOURCE_MAX + 2] = "203.0.113.9";
+
 	static const uint8_t zeros[64];
 
 	wire_put_u64(b, 1);
@@ -1659,7 +1666,29 @@ static void raw_put_event_store(struct buf *b, uint32_t kind, uint32_t ntags, co
 		wire_put_str(b, "v", 1);
 	}
 	wire_put_str(b, "{}", 2);
+	wire_put_str(b, address, source_len);
 }
+
+static void raw_put_event_store(struct buf *b, uint32_t kind, uint32_t ntags, const char *names)
+{
+	raw_put_event_store_from(b, kind, ntags, names, 0);
+}
+
+/* The source address is at most MSG_SOURCE_MAX bytes. */
+START_TEST(test_event_store_source_bound)
+{
+	static const uint32_t lens[] = { 0, 11, MSG_SOURCE_MAX, MSG_SOURCE_MAX + 1 };
+	static const int errs[] = { 0, 0, 0, ERR_INVAL };
+
+	for (size_t i = 0; i < 4; i++) {
+		struct buf b = BUF_INIT;
+
+		raw_put_event_store_from(&b, 1, 0, "", lens[i]);
+		ck_assert_int_eq(event_store_decode((const uint8_t *)b.data, b.len, NULL), errs[i]);
+		buf_free(&b);
+	}
+}
+END_TEST
 
 START_TEST(test_event_store_fields)
 {
@@ -2108,6 +2137,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(raw, test_sub_close_sub_id_bounds);
 	tcase_add_test(raw, test_sub_open_huge_nfilters);
 	tcase_add_test(raw, test_event_store_fields);
+	tcase_add_test(raw, test_event_store_source_bound);
 	tcase_add_test(raw, test_event_result_accepted_byte);
 	tcase_add_test(raw, test_query_done_status_byte);
 	tcase_add_test(raw, test_query_events_counts);
