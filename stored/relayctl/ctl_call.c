@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/json.h"
 #include "ctl.h"
 
 /* stored waits up to 60 s for its writer; this waits a little longer. */
@@ -38,7 +39,7 @@ int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 	size_t len = 0;
 	int rv;
 
-	request = admin_request_stamp(req, c->cmd) ? NULL : cJSON_PrintUnformatted(req);
+	request = admin_request_stamp(req, c->cmd) ? NULL : json_print(req, false);
 	if (!request)
 		return 1;
 	rv = nng_send(c->sock, request, strlen(request), 0);
@@ -49,7 +50,7 @@ int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 		fprintf(stderr, "relayctl: %s at %s: %s\n", c->command, c->url, nng_strerror(rv));
 		return 1;
 	}
-	*reply = cJSON_ParseWithLength(data, len);
+	*reply = json_parse(data, len, false);
 	if (*reply && text && (*text = malloc(len + 1))) {
 		memcpy(*text, data, len);
 		(*text)[len] = '\0';

@@ -20,7 +20,7 @@
 #include "../../common/buf.h"
 #include "../../common/event.h"
 #include "../../common/event_sig.h"
-#include "../../common/jsonstr.h"
+#include "../../common/json.h"
 #include "ctl.h"
 
 #define CTL_PAGE_ROWS 1000
@@ -36,12 +36,12 @@ static size_t ctl_export_page(const cJSON *reply)
 	size_t n = 0;
 
 	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_EVENTS)) {
-		char *line = cJSON_PrintUnformatted(ev);
+		char *line = json_print(ev, false);
 
 		if (line) {
 			fputs(line, stdout);
 			fputc('\n', stdout);
-			cJSON_free(line);
+			free(line);
 			n++;
 		}
 	}
@@ -50,7 +50,8 @@ static size_t ctl_export_page(const cJSON *reply)
 
 int ctl_export(struct ctl *c)
 {
-	cJSON *filter = c->nargs ? cJSON_Parse(c->args[0]) : NULL, *reply = NULL;
+	cJSON *filter = c->nargs ? json_parse(c->args[0], strlen(c->args[0]), false) : NULL;
+	cJSON *reply = NULL;
 	double last = 0;
 	size_t total = 0;
 	int more = 1, status = 0, tty = isatty(STDERR_FILENO);
@@ -136,7 +137,7 @@ static int ctl_import_flush(struct ctl_import *im)
 		return 0;
 	if (buf_append_str(&im->batch, "]}"))
 		return 1;
-	req = cJSON_ParseWithLength(im->batch.data, im->batch.len);
+	req = json_parse(im->batch.data, im->batch.len, false);
 	status = !req || ctl_call(im->c, req, &reply, NULL) || ctl_failed(reply);
 	if (status == 0)
 		ctl_import_tally(im, reply);
@@ -162,11 +163,7 @@ static int ctl_import_check(struct ctl_import *im, const char *line, size_t len,
 			 im->c->cfg.max_message_bytes);
 		return 1;
 	}
-	if (jsonstr_has_nul_escape(line, len)) {
-		snprintf(why, why_len, "invalid: strings with \\u0000 (NUL) are not supported");
-		return 1;
-	}
-	obj = cJSON_ParseWithLength(line, len);
+	obj = json_parse(line, len, false);
 	if (!cJSON_IsObject(obj)) {
 		snprintf(why, why_len, "invalid: not a JSON object");
 		bad = 1;

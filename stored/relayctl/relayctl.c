@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/json.h"
 #include "ctl.h"
 
 typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
@@ -87,7 +88,7 @@ static int ctl_build_kick(struct ctl *c, cJSON *req)
 
 static int ctl_build_delete(struct ctl *c, cJSON *req)
 {
-	cJSON *filter = cJSON_Parse(c->args[0]);
+	cJSON *filter = json_parse(c->args[0], strlen(c->args[0]), false);
 
 	if (!filter) {
 		fprintf(stderr, "relayctl: the filter is not valid JSON: %s\n", c->args[0]);
@@ -128,7 +129,7 @@ static int ctl_build_nip86(struct ctl *c, cJSON *req)
 
 static void ctl_show_nip86(const cJSON *reply)
 {
-	char *text = cJSON_Print(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RESULT));
+	char *text = json_print(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RESULT), true);
 
 	printf("%s\n", text ? text : "null");
 	free(text);
