@@ -15,6 +15,7 @@
 #include "../common/json.h"
 #include "../common/log.h"
 #include "../common/prio.h"
+#include "../common/utf8.h"
 #include "auth.h"
 #include "bundle.h"
 #include "fairq.h"
@@ -204,7 +205,10 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 				return;
 			}
 		}
-		snprintf(why, sizeof(why), "invalid: unknown message type '%.40s'", verb->valuestring);
+		/* cut between characters: a text frame must stay valid UTF-8 */
+		snprintf(why, sizeof(why), "invalid: unknown message type '%.*s'",
+			 (int)utf8_prefix(verb->valuestring, strlen(verb->valuestring), 40),
+			 verb->valuestring);
 		lanepost_notice(lane->r, job->conn_id, why);
 	}
 	cJSON_Delete(msg);

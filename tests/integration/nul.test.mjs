@@ -8,7 +8,7 @@
  * that JSON.parse gives back the very string; a `#t` filter holding U+0000
  * matches exactly that tag value, stored, live across workers, and in
  * COUNT; NIP-50 search, NIP-09 deletions and relayctl export/import keep
- * the string whole.  Every test uses values of its own (random prefixes).
+ * the string whole, and a NOTICE naming it is never cut inside a character.  Every test uses values of its own (random prefixes).
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -222,6 +222,17 @@ describe('strings with U+0000 and other control characters', () => {
     } finally {
       await second.stop();
     }
+  });
+
+  it('an unknown verb is named in its NOTICE cut between characters, U+0000 included', async () => {
+    const c = await relay.connect();
+    for (const last of ['\0', '\u00e9']) {
+      const verb = 'x'.repeat(39) + last + 'y';
+      c.send(JSON.stringify([verb]));
+      const n = await c.waitFor((f) => f[0] === 'NOTICE', { what: 'NOTICE' });
+      assert.equal(n[1], `invalid: unknown message type '${'x'.repeat(39)}'`);
+    }
+    assert.ok(c.isOpen);
   });
 
   itStopsCleanly(relay);
