@@ -23,6 +23,7 @@
 
 #include "../common/buf.h"
 #include "../common/event.h"
+#include "../common/json.h"
 #include "clock.h"
 #include "cli.h"
 #include "cmds.h"
@@ -223,7 +224,7 @@ static int check_load(struct check_run *c)
 		if (!nacked || !bsearch(ev.lines[i].id, acked, nacked, sizeof(*acked), id_cmp))
 			continue;
 		found++;
-		e = cJSON_ParseWithLength(ev.lines[i].json, ev.lines[i].len);
+		e = json_parse(ev.lines[i].json, ev.lines[i].len, false);
 		rc = !e || check_file_event(c, e, &ids_cap, &addrs_cap);
 		cJSON_Delete(e);
 	}
@@ -302,7 +303,7 @@ static int check_plan(struct check_run *c)
 /* Counts an EVENT the relay returned. */
 static void check_count(struct check_run *c, const char *json, size_t len)
 {
-	cJSON *ev = cJSON_ParseWithLength(json, len);
+	cJSON *ev = json_parse(json, len, false);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(ev, "id");
 	const cJSON *pk = cJSON_GetObjectItemCaseSensitive(ev, "pubkey");
 	const cJSON *kind = cJSON_GetObjectItemCaseSensitive(ev, "kind");

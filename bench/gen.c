@@ -22,6 +22,7 @@
 #include "../common/event.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "clock.h"
 #include "cli.h"
 #include "cmds.h"
@@ -207,7 +208,7 @@ static uint32_t gen_body(struct gen_state *g, uint32_t i, uint32_t author)
 /* Parses the line as the relay would; returns 0 when the id checks out. */
 static int gen_check(struct gen_state *g, uint32_t i)
 {
-	cJSON *obj = cJSON_ParseWithLength(g->line.data, g->line.len);
+	cJSON *obj = json_parse(g->line.data, g->line.len, false);
 	struct event ev;
 	char reason[160];
 	int rc = obj ? event_parse(obj, NULL, &ev, reason, sizeof(reason)) : -1;

@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../common/json.h"
 #include "clock.h"
 #include "cli.h"
 #include "cmds.h"
@@ -145,7 +146,7 @@ static const char *qtag(const cJSON *tags, const char *name)
 
 static void qindex_one(struct qindex *ix, const struct evline *l)
 {
-	cJSON *o = cJSON_ParseWithLength(l->json, l->len);
+	cJSON *o = json_parse(l->json, l->len, false);
 	const cJSON *tags = cJSON_GetObjectItemCaseSensitive(o, "tags");
 
 	qpool_add(&ix->authors, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "pubkey")));

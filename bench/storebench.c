@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "../common/event.h"
+#include "../common/json.h"
 #include "../stored/checkpoint.h"
 #include "../stored/db.h"
 #include "../stored/ingest.h"
@@ -70,7 +71,7 @@ static int parse_all(const struct evfile *f, struct event *evs)
 	char why[128];
 
 	for (size_t i = 0; i < f->count; i++) {
-		cJSON *obj = cJSON_ParseWithLength(f->lines[i].json, f->lines[i].len);
+		cJSON *obj = json_parse(f->lines[i].json, f->lines[i].len, false);
 
 		if (!obj || event_parse(obj, NULL, &evs[i], why, sizeof(why))) {
 			fprintf(stderr, "storebench: line %zu: %s\n", i + 1, obj ? why : "bad JSON");

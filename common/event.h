@@ -33,7 +33,8 @@
 struct event_tag {
 	char name;
 	uint32_t value_len;
-	const char *value; /* not NUL-terminated in general; value_len bytes */
+	const char *value; /* not NUL-terminated in general; value_len bytes; a
+			      U+0000 is the pair C0 80 (json.h) */
 };
 
 enum event_class {
@@ -100,10 +101,12 @@ struct event_limits {
  * as the integer 1.  The signature is not checked (event_sig.h), so the
  * caller can answer duplicates first.
  *
- * cJSON ends a string at an encoded NUL ("\u0000"), which this cannot see.
- * The cut text is what is hashed and stored, so such an event fails the id
- * check unless its id covers exactly that text.  A caller that refuses NULs
- * outright checks the raw frame (jsonstr_has_nul_escape()).
+ * The id may hash either of two preimages: NIP-01's, with control
+ * characters other than the seven raw, or JSON.stringify()'s, with them as
+ * \u00XX (what nostr-tools hashes).  The second is tried only when the
+ * first misses and the event holds such a character.  obj comes from
+ * json_parse() (json.h), so a U+0000 is the pair C0 80 in its strings and
+ * in the tag values and content of *out.
  */
 int event_parse(const cJSON *obj, const struct event_limits *limits, struct event *out,
 		char *reason, size_t reason_len);

@@ -9,12 +9,15 @@
  * already decoded, through jsonstr_append(), so `"\u00e9"` and `"é"` hash
  * alike and what is hashed is what is stored.
  *
- * cJSON keeps strings NUL-terminated and does not record their length, so a
- * string carrying an encoded NUL ("\u0000") reaches us cut short at the NUL.
- * That cannot be detected here.  The truncated text is what is hashed and
- * stored, so such an event fails the id check (the client hashed the whole
- * string) unless its id and signature cover exactly the truncated text: no
- * text its author did not sign is ever accepted.
+ * A string holding U+0000 arrives with it as the two bytes C0 80 (json.h),
+ * which jsonstr_append() hashes as a NUL and the wire form writes as \u0000.
+ *
+ * Which id preimage: NIP-01 escapes exactly seven characters and writes the
+ * other control characters (U+0000-U+001F) raw; that form is hashed first.
+ * JSON.stringify(), which nostr-tools and most JavaScript clients hash,
+ * writes those as \u00XX instead.  Only when the first hash misses and a
+ * string holds such a character is the second form tried, so events
+ * without one cost a single hash.
  *
  * Cost: one growable buffer reserved once for both serializations, and the
  * event's own single allocation (plus one for the tag index when an event has
@@ -185,7 +188,9 @@ static int parse_tag(struct parse_state *st, const cJSON *tag, const struct even
 			return parse_fail(st, ERR_INVAL,
 					  "invalid: tags must be an array of arrays of strings");
 		len = strlen(el->valuestring);
-		if (lim->max_tag_value && len > lim->max_tag_value)
+		/* A decoded U+0000 takes two bytes here and counts as one. */
+		if (lim->max_tag_value && len > lim->max_tag_value &&
+		    jsonstr_decoded_len(el->valuestring, len) > lim->max_tag_value)
 			return parse_fail(st, ERR_TOOBIG, "invalid: tag element too long (max %u bytes)",
 					  lim->max_tag_value);
 		st->text_bytes += len;
@@ -297,15 +302,44 @@ static int append_tags(struct buf *b, const cJSON *tags, string_writer write)
 	return buf_append_byte(b, ']');
 }
 
-/* `[0,"<pubkey>",<created_at>,<kind>,<tags>,"<content>"]`, the id preimage. */
-static int append_preimage(struct buf *b, const struct parse_state *st)
+/* `[0,"<pubkey>",<created_at>,<kind>,<tags>,"<content>"]`, the id preimage,
+ * its tags and content written by write. */
+static int append_preimage(struct buf *b, const struct parse_state *st, string_writer write)
 {
 	if (buf_append_str(b, "[0,") || append_string(b, st->field[F_PUBKEY]) ||
 	    buf_append_byte(b, ',') || buf_append_int(b, st->created_at) ||
 	    buf_append_byte(b, ',') || buf_append_int(b, st->kind) || buf_append_byte(b, ',') ||
-	    append_tags(b, st->field[F_TAGS], jsonstr_append) || buf_append_byte(b, ',') ||
-	    append_string(b, st->field[F_CONTENT]) || buf_append_byte(b, ']'))
+	    append_tags(b, st->field[F_TAGS], write) || buf_append_byte(b, ',') ||
+	    append_string_as(b, st->field[F_CONTENT], write) || buf_append_byte(b, ']'))
 		return ERR_NOMEM;
+	return 0;
+}
+
+/* True if some tag element or the content holds a character the two
+ * preimage forms write differently (jsonstr_forms_differ()). */
+static bool preimage_forms_differ(const struct parse_state *st)
+{
+	const cJSON *tag, *el, *content = st->field[F_CONTENT];
+
+	cJSON_ArrayForEach(tag, st->field[F_TAGS]) {
+		cJSON_ArrayForEach(el, tag)
+			if (jsonstr_forms_differ(el->valuestring, strlen(el->valuestring)))
+				return true;
+	}
+	return jsonstr_forms_differ(content->valuestring, strlen(content->valuestring));
+}
+
+/* Whether the preimage written by write hashes to id.  b is reused. */
+static int preimage_matches(const struct parse_state *st, string_writer write, struct buf *b,
+			    const uint8_t id[EVENT_ID_LEN], bool *match)
+{
+	uint8_t hash[SHA256_DIGEST_LENGTH];
+
+	buf_reset(b);
+	if (append_preimage(b, st, write))
+		return ERR_NOMEM;
+	SHA256((const unsigned char *)b->data, b->len, hash);
+	*match = memcmp(hash, id, EVENT_ID_LEN) == 0;
 	return 0;
 }
 
@@ -410,22 +444,25 @@ static int parse_build(struct parse_state *st, const uint8_t id[EVENT_ID_LEN], s
 	return 0;
 }
 
-/* Hashes the preimage, compares it with the id, then builds the event. */
+/* Hashes the preimage, compares it with the id, then builds the event.
+ * The NIP-01 form first; the JSON.stringify() form only when it differs
+ * (see the top of this file). */
 static int parse_finish(struct parse_state *st, const uint8_t id[EVENT_ID_LEN], struct event *out)
 {
 	/* Escaping at most doubles each string; the fixed part is under 300
 	 * bytes and each element adds at most 4 ("" and , and []). */
 	size_t estimate = 2 * st->text_bytes + 4 * st->nelements + 512;
 	struct buf b = BUF_INIT;
-	uint8_t hash[SHA256_DIGEST_LENGTH];
-	int rc;
+	bool match = false;
+	int rc = buf_reserve(&b, estimate) ? ERR_NOMEM : 0;
 
-	if (buf_reserve(&b, estimate) || append_preimage(&b, st)) {
-		buf_free(&b);
-		return parse_fail(st, ERR_NOMEM, "error: out of memory");
-	}
-	SHA256((const unsigned char *)b.data, b.len, hash);
-	if (memcmp(hash, id, EVENT_ID_LEN) != 0)
+	if (!rc)
+		rc = preimage_matches(st, jsonstr_append, &b, id, &match);
+	if (!rc && !match && preimage_forms_differ(st))
+		rc = preimage_matches(st, jsonstr_append_wire, &b, id, &match);
+	if (rc)
+		rc = parse_fail(st, ERR_NOMEM, "error: out of memory");
+	else if (!match)
 		rc = parse_fail(st, ERR_INVAL, "invalid: id does not match the event hash");
 	else
 		rc = parse_build(st, id, &b, out);

@@ -23,7 +23,8 @@ struct event;
 struct filter_tag {
 	char name;        /* the letter after '#' */
 	uint32_t nvalues;
-	char **values;    /* each NUL-terminated; lens[i] bytes (may contain NUL) */
+	char **values;    /* each NUL-terminated; lens[i] bytes (may contain NUL);
+			     a U+0000 read from JSON is the pair C0 80 (json.h) */
 	uint32_t *lens;
 };
 

@@ -7,7 +7,12 @@
  * \uXXXX, so non-ASCII, emoji, DEL and other control characters stay raw.
  * JSON that is sent or stored (jsonstr_append_wire) must be valid JSON, so
  * it also escapes the other control characters as \u00XX; a client decoding
- * it gets back exactly the strings that were hashed.
+ * it gets back exactly the strings that were hashed.  That wire form is also
+ * what JavaScript's JSON.stringify() writes, so nostr-tools hashes it.
+ *
+ * A decoded U+0000 is the two bytes C0 80 (json.h); both writers turn it
+ * back into U+0000: a NUL byte for the hash, \u0000 on the wire.  A NUL
+ * byte itself is written the same way.
  */
 #ifndef COMMON_JSONSTR_H
 #define COMMON_JSONSTR_H
@@ -31,11 +36,15 @@ int jsonstr_append(struct buf *out, const char *s, size_t len);
 int jsonstr_append_wire(struct buf *out, const char *s, size_t len);
 
 /*
- * True if a string in the len bytes of JSON text at json holds the escape
- * \u0000, false otherwise.  cJSON ends a decoded string at its first NUL,
- * so an event's id would be checked over less than its author signed.
- * Callers refuse these messages instead.
+ * True if jsonstr_append() and jsonstr_append_wire() write the len bytes at
+ * s differently: s holds a control character other than the seven, or a
+ * decoded U+0000.  Then the id a client hashed may be either form (see
+ * event.h).
  */
-bool jsonstr_has_nul_escape(const char *json, size_t len);
+bool jsonstr_forms_differ(const char *s, size_t len);
+
+/* The length in bytes of the string the len bytes at s decode to: each
+ * decoded U+0000 (two bytes, json.h) counts as the one byte it stands for. */
+size_t jsonstr_decoded_len(const char *s, size_t len);
 
 #endif

@@ -12,9 +12,10 @@
 #include "../common/err.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
-#include "../common/jsonstr.h"
+#include "../common/json.h"
 #include "../common/log.h"
 #include "../common/prio.h"
+#include "../common/utf8.h"
 #include "auth.h"
 #include "bundle.h"
 #include "fairq.h"
@@ -98,10 +99,8 @@ static const struct verb_entry verb_table[] = {
  * its verb calls for (OK false for an EVENT or AUTH, CLOSED for a REQ or
  * COUNT), else a NOTICE (a refused CLOSE leaves its subscription open, so
  * it must not be answered CLOSED).  msg may be anything cJSON parsed, or
- * NULL.  cut: its strings may be cut short at an escaped NUL, so a REQ's id
- * may name another subscription, which must stay open. */
-static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg, const char *why,
-			   bool cut)
+ * NULL. */
+static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg, const char *why)
 {
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0), *arg = cJSON_GetArrayItem(msg, 1);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(arg, "id");
@@ -114,9 +113,9 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 		char *text = reply_ok(raw, false, why, &len);
 
 		lanepost_text(r, conn_id, text, len);
-	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg) && !cut) {
+	} else if (!strcmp(name, "REQ") && cJSON_IsString(arg)) {
 		lanepost_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
-	} else if ((!strcmp(name, "REQ") || !strcmp(name, "COUNT")) && cJSON_IsString(arg)) {
+	} else if (!strcmp(name, "COUNT") && cJSON_IsString(arg)) {
 		lanepost_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
 		lanepost_notice(r, conn_id, why);
@@ -127,11 +126,10 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 static void ingress_refuse_unqueued(struct relayd *r, uint64_t conn_id, const char *data,
 				    size_t len)
 {
-	cJSON *msg = cJSON_ParseWithLengthOpts(data, len + 1, NULL, 1);
+	cJSON *msg = json_parse(data, len, true);
 
 	atomic_fetch_add(&r->stats.lane_refused, 1);
-	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down",
-		       jsonstr_has_nul_escape(data, len));
+	ingress_refuse(r, conn_id, msg, "rate-limited: too many messages in flight, slow down");
 	cJSON_Delete(msg);
 }
 
@@ -177,22 +175,17 @@ static void ingress_unparsed(struct relayd *r, uint64_t conn_id, const char *dat
 static void ingress_dispatch(struct ingress_server *server, const struct ingress_job *job)
 {
 	struct ingress_lane *lane = server->lane;
-	/* data is NUL-terminated (buf_take): passing the NUL with
-	 * require_null_terminated refuses anything after the array. */
-	cJSON *msg = cJSON_ParseWithLengthOpts(job->data, job->len + 1, NULL, 1);
+	/* whole: anything but whitespace after the array is refused. */
+	cJSON *msg = json_parse(job->data, job->len, true);
 	const cJSON *verb = cJSON_GetArrayItem(msg, 0);
 	struct verb_ctx v = { lane->r,	 server->verifier, job->conn_id, msg, 0, lane->auth,
 			      &server->bundle };
 	char why[96];
 
 	if (job->limited && cJSON_IsArray(msg)) {
-		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down",
-			       jsonstr_has_nul_escape(job->data, job->len));
+		ingress_refuse(lane->r, job->conn_id, msg, "rate-limited: slow down");
 	} else if (memchr(job->data, '\0', job->len)) {
 		lanepost_notice(lane->r, job->conn_id, "invalid: a message may not contain NUL bytes");
-	} else if (jsonstr_has_nul_escape(job->data, job->len)) {
-		ingress_refuse(lane->r, job->conn_id, msg,
-			       "invalid: strings with \\u0000 (NUL) are not supported", true);
 	} else if (!msg) {
 		ingress_unparsed(lane->r, job->conn_id, job->data, job->len);
 	} else if (!cJSON_IsArray(msg)) {
@@ -212,7 +205,10 @@ static void ingress_dispatch(struct ingress_server *server, const struct ingress
 				return;
 			}
 		}
-		snprintf(why, sizeof(why), "invalid: unknown message type '%.40s'", verb->valuestring);
+		/* cut between characters: a text frame must stay valid UTF-8 */
+		snprintf(why, sizeof(why), "invalid: unknown message type '%.*s'",
+			 (int)utf8_prefix(verb->valuestring, strlen(verb->valuestring), 40),
+			 verb->valuestring);
 		lanepost_notice(lane->r, job->conn_id, why);
 	}
 	cJSON_Delete(msg);

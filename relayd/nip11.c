@@ -7,6 +7,7 @@
 
 #include "../common/err.h"
 #include "../common/version.h"
+#include "../common/json.h"
 #include "policy.h"
 #include "relayd.h"
 
@@ -86,7 +87,7 @@ int nip11_build(struct relayd *r)
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));
 	cJSON_AddItemToObject(doc, "limitation", nip11_limitation(relayd_cfg(r), r->policy));
-	text = cJSON_PrintUnformatted(doc);
+	text = json_print(doc, false);
 	cJSON_Delete(doc);
 	if (!text || strlen(text) >= sizeof(r->nip11))
 		rc = ERR_TOOBIG;

@@ -11,6 +11,7 @@
 #include "../common/event.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "auth.h"
 #include "relayd.h"
 
@@ -34,7 +35,7 @@ static cJSON *nip98_decode(const char *header)
 	n = EVP_DecodeBlock(json, (const unsigned char *)header, (int)len);
 	while (n > 0 && json[n - 1] == '\0') /* base64 padding decodes to NULs */
 		n--;
-	obj = n > 0 ? cJSON_ParseWithLength((const char *)json, (size_t)n) : NULL;
+	obj = n > 0 ? json_parse((const char *)json, (size_t)n, false) : NULL;
 	free(json);
 	return obj;
 }

@@ -8,6 +8,7 @@
 #include "../common/config.h"
 #include "../common/filter.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 
 bool private_kind(const struct config *cfg, uint32_t kind)
 {
@@ -75,7 +76,7 @@ bool private_visible(const struct config *cfg, const char *json, size_t len,
 		return true;
 	if (n == 0)
 		return false;
-	ev = cJSON_ParseWithLength(json, len);
+	ev = json_parse(json, len, false);
 	ok = private_is_viewer(viewers, n, cJSON_GetStringValue(cJSON_GetObjectItem(ev, "pubkey")));
 	cJSON_ArrayForEach(tag, cJSON_GetObjectItem(ev, "tags")) {
 		const char *name = cJSON_GetStringValue(cJSON_GetArrayItem(tag, 0));

@@ -14,6 +14,7 @@
 #include "../common/event.h"
 #include "../common/event_sig.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "../proto/msg.h"
 #include "auth.h"
 #include "bundle.h"
@@ -167,7 +168,7 @@ static const char *verb_event_repost(struct verb_ctx *v, const struct event *ev)
 	text += strspn(text, " \t\r\n");
 	if (*text != '{')
 		return NULL; /* empty, as NIP-18 asks of such reposts, or no event */
-	inner = cJSON_ParseWithLength(ev->content, ev->content_len);
+	inner = json_parse(ev->content, ev->content_len, false);
 	author = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(inner, "pubkey"));
 	refused = verb_event_json_protected(inner) &&
 		  !(author && strlen(author) == 64 && !hex_decode(author, 64, pubkey, 32) &&

@@ -12,7 +12,7 @@
 
 #include "../common/err.h"
 #include "../common/event_sig.h"
-#include "../common/jsonstr.h"
+#include "../common/json.h"
 #include "../common/log.h"
 #include "../common/rundir.h"
 #include "../proto/admin.h"
@@ -50,7 +50,7 @@ admin_fn admin__handler(int cmd)
  * the parsed request (NULL for a bare word or bad JSON). */
 static cJSON *admin_request(const char *data, size_t len, char *cmd, size_t cmd_len)
 {
-	cJSON *req = cJSON_ParseWithLength(data, len);
+	cJSON *req = json_parse(data, len, false);
 	const cJSON *c = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_CMD);
 
 	if (cJSON_IsString(c))
@@ -98,9 +98,6 @@ cJSON *admin__reply(struct admin *a, const char *data, size_t len)
 	char cmd[64];
 	cJSON *req, *answer;
 
-	/* An import's events would be read cut short at the NUL (jsonstr.h). */
-	if (jsonstr_has_nul_escape(data, len))
-		return admin__error("invalid: strings with \\u0000 (NUL) are not supported");
 	req = admin_request(data, len, cmd, sizeof(cmd));
 	answer = admin_answer(a, cmd, req);
 	cJSON_Delete(req);
@@ -124,7 +121,7 @@ static void admin_serve(struct admin *a, nng_msg *msg)
 		admin_peer_allowed(msg)
 			? admin__reply(a, nng_msg_body(msg), nng_msg_len(msg))
 			: admin__error("permission denied: only stored's user and root may ask");
-	char *text = cJSON_PrintUnformatted(answer);
+	char *text = json_print(answer, false);
 
 	cJSON_Delete(answer);
 	nng_msg_clear(msg);

@@ -16,6 +16,7 @@
 
 #include "../common/err.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "../common/log.h"
 #include "admin_cmds.h"
 #include "stored.h"
@@ -236,7 +237,7 @@ static cJSON *nip86_request(const cJSON *req, cJSON **owned)
 
 	*owned = NULL;
 	if (cJSON_IsString(r))
-		return *owned = cJSON_Parse(r->valuestring);
+		return *owned = json_parse(r->valuestring, strlen(r->valuestring), false);
 	return (cJSON *)r;
 }
 

@@ -9,6 +9,7 @@
 
 #include "../common/err.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "../common/log.h"
 #include "../proto/msg.h"
 #include "stored.h"
@@ -87,7 +88,7 @@ static char *manage_request_json(const struct msg_manage *m)
 	cJSON_AddStringToObject(o, "cmd", "nip86");
 	cJSON_AddStringToObject(o, "by", hex);
 	cJSON_AddStringToObject(o, "request", body);
-	text = cJSON_PrintUnformatted(o);
+	text = json_print(o, false);
 	cJSON_Delete(o);
 	free(body);
 	return text;

@@ -9,6 +9,7 @@
 #include "../common/buf.h"
 #include "../common/err.h"
 #include "../common/hex.h"
+#include "../common/json.h"
 #include "../common/jsonstr.h"
 
 static const char *const plugin_source_names[] = {
@@ -57,19 +58,11 @@ static int plugin_wire_action(const cJSON *action, enum plugin_action *out)
 	return ERR_INVAL;
 }
 
-/* The one JSON value of the line, or NULL (also when text follows it). */
+/* The one JSON value of the line (json.h), or NULL (also when text
+ * follows it). */
 static cJSON *plugin_wire_parse(const char *line, size_t len)
 {
-	const char *end = NULL;
-	cJSON *obj = cJSON_ParseWithLengthOpts(line, len, &end, false);
-
-	while (obj && end < line + len && (*end == ' ' || *end == '\t'))
-		end++;
-	if (obj && end != line + len) {
-		cJSON_Delete(obj);
-		return NULL;
-	}
-	return obj;
+	return json_parse(line, len, true);
 }
 
 /* Copies at most PLUGIN_MSG_MAX bytes of text, cut before a UTF-8

@@ -113,10 +113,16 @@ static const char search_schema[] =
 	"INSERT OR IGNORE INTO search_state VALUES(1, NULL, 0, 0);";
 
 /* The decoded content of every stored event in a range of seqs; an event
- * deleted before its turn is simply not there any more. */
+ * deleted before its turn is simply not there any more.  SQLite's
+ * json_extract() ends a string at \u0000, so a JSON holding one has it
+ * written as \u0020 first: a space, which splits words as U+0000 does for
+ * live matching (search.h).  Each escaped backslash is spelled \u005c
+ * beforehand, so the text \u0000 after one is left as it is. */
 static const char search_insert_sql[] =
 	"INSERT INTO events_fts(rowid, content)"
-	" SELECT seq, text FROM (SELECT seq, json_extract(json, '$.content') AS text"
+	" SELECT seq, text FROM (SELECT seq, json_extract(CASE WHEN instr(json, '\\u0000')"
+	"   THEN replace(replace(json, '\\\\', '\\u005c'), '\\u0000', '\\u0020')"
+	"   ELSE json END, '$.content') AS text"
 	"  FROM events_db.events WHERE seq > ?1 AND seq <= ?2)"
 	" WHERE text IS NOT NULL AND text <> ''";
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/json.h"
 #include "ctl.h"
 
 /* stored waits up to 60 s for its writer; this waits a little longer. */
@@ -34,7 +35,7 @@ int ctl_open(struct ctl *c)
 
 int ctl_call(struct ctl *c, cJSON *req, cJSON **reply, char **text)
 {
-	char *request = admin_request_stamp(req, c->cmd) ? NULL : cJSON_PrintUnformatted(req);
+	char *request = admin_request_stamp(req, c->cmd) ? NULL : json_print(req, false);
 	int status;
 
 	if (!request)
@@ -58,7 +59,7 @@ int ctl_call_text(struct ctl *c, const char *request, size_t request_len, cJSON 
 		fprintf(stderr, "relayctl: %s at %s: %s\n", c->command, c->url, nng_strerror(rv));
 		return 1;
 	}
-	*reply = cJSON_ParseWithLength(data, len);
+	*reply = json_parse(data, len, false);
 	if (*reply && text && (*text = malloc(len + 1))) {
 		memcpy(*text, data, len);
 		(*text)[len] = '\0';

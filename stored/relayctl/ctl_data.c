@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/json.h"
 #include "ctl.h"
 
 #define CTL_PAGE_ROWS 1000
@@ -26,12 +27,12 @@ static size_t ctl_export_page(const cJSON *reply)
 	size_t n = 0;
 
 	cJSON_ArrayForEach(ev, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_EVENTS)) {
-		char *line = cJSON_PrintUnformatted(ev);
+		char *line = json_print(ev, false);
 
 		if (line) {
 			fputs(line, stdout);
 			fputc('\n', stdout);
-			cJSON_free(line);
+			free(line);
 			n++;
 		}
 	}
@@ -53,7 +54,8 @@ static bool ctl_has_limit(const cJSON *filter)
 
 int ctl_export(struct ctl *c)
 {
-	cJSON *filter = c->nargs ? cJSON_Parse(c->args[0]) : NULL, *reply = NULL;
+	cJSON *filter = c->nargs ? json_parse(c->args[0], strlen(c->args[0]), false) : NULL;
+	cJSON *reply = NULL;
 	double last = 0;
 	size_t total = 0;
 	int more = 1, status = 0, tty = isatty(STDERR_FILENO);

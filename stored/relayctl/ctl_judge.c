@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../../common/event_sig.h"
-#include "../../common/jsonstr.h"
+#include "../../common/json.h"
 #include "ctl.h"
 
 /* Lines a thread takes at a time from the batch. */
@@ -70,33 +70,44 @@ static void ctl_bad(struct ctl_line *l, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Parses text as one JSON object with nothing after it but white space.
- * Returns it (the caller deletes it), or NULL with l judged invalid. */
-static cJSON *ctl_parse_one(const char *text, size_t len, struct ctl_line *l)
+/* Why text is not one JSON object with nothing after it but white space:
+ * judges l invalid, naming the column where cJSON stopped. */
+static void ctl_parse_why(const char *text, size_t len, struct ctl_line *l)
 {
 	const char *end = NULL;
 	cJSON *obj = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	bool object = cJSON_IsObject(obj);
 
+	cJSON_Delete(obj);
 	if (!obj) {
 		ctl_bad(l, "invalid: not a JSON object (bad JSON at column %zu)",
 			end && end >= text ? (size_t)(end - text) + 1 : 1);
-		return NULL;
-	}
-	if (!cJSON_IsObject(obj)) {
-		cJSON_Delete(obj);
-		ctl_bad(l, "invalid: not a JSON object");
-		return NULL;
+		return;
 	}
 	while (end < text + len && ctl_space(*end))
 		end++;
-	if (end < text + len) {
+	if (end < text + len)
 		ctl_bad(l, "invalid: %s after the JSON object, at column %zu",
 			*end == '{' || *end == '[' ? "a second JSON value" : "bytes",
 			(size_t)(end - text) + 1);
-		cJSON_Delete(obj);
-		return NULL;
-	}
-	return obj;
+	else if (!object)
+		ctl_bad(l, "invalid: not a JSON object");
+	else
+		ctl_bad(l, "invalid: not valid UTF-8 (the bytes C0 80)");
+}
+
+/* Parses text as one JSON object with nothing after it but white space
+ * (json.h: U+0000 kept).  Returns it (the caller deletes it), or NULL with
+ * l judged invalid. */
+static cJSON *ctl_parse_one(const char *text, size_t len, struct ctl_line *l)
+{
+	cJSON *obj = json_parse(text, len, true);
+
+	if (cJSON_IsObject(obj))
+		return obj;
+	cJSON_Delete(obj);
+	ctl_parse_why(text, len, l);
+	return NULL;
 }
 
 /* The NIP-01 and signature checks of a parsed line. */
@@ -134,10 +145,6 @@ void ctl_judge_line(struct sig_verifier *v, uint32_t max_bytes, const char *text
 	}
 	if (len == 0) {
 		l->verdict = CTL_BLANK;
-		return;
-	}
-	if (jsonstr_has_nul_escape(text, len)) {
-		ctl_bad(l, "invalid: strings with \\u0000 (NUL) are not supported");
 		return;
 	}
 	obj = ctl_parse_one(text, len, l);

@@ -1,8 +1,10 @@
 /* ctl_show.c - relayctl's readable output, one printer per reply (see ctl.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "../../common/json.h"
 #include "ctl.h"
 
 /* "name value", the values of every level in one column. */
@@ -68,13 +70,13 @@ void ctl_show_subs(const cJSON *reply)
 	const cJSON *s;
 
 	cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_SUBSCRIPTIONS)) {
-		char *filters = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, ADMIN_F_FILTERS));
-		char *quoted = cJSON_PrintUnformatted(cJSON_GetObjectItem(s, ADMIN_F_SUB_ID));
+		char *filters = json_print(cJSON_GetObjectItem(s, ADMIN_F_FILTERS), false);
+		char *quoted = json_print(cJSON_GetObjectItem(s, ADMIN_F_SUB_ID), false);
 
 		printf("worker %.0f  conn %.0f  sub %s  %s\n", ctl_num(s, ADMIN_F_WORKER),
 		       ctl_num(s, ADMIN_F_CONN_ID), quoted ? quoted : "?", filters ? filters : "?");
-		cJSON_free(filters);
-		cJSON_free(quoted);
+		free(filters);
+		free(quoted);
 	}
 	printf("%.0f subscriptions", ctl_num(reply, ADMIN_F_TOTAL));
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_TRUNCATED)))

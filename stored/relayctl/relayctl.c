@@ -18,6 +18,7 @@
 #include "../../common/confpath.h"
 #include "../../common/npub.h"
 #include "../../common/version.h"
+#include "../../common/json.h"
 #include "ctl.h"
 
 typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
@@ -91,7 +92,7 @@ static int ctl_build_kick(struct ctl *c, cJSON *req)
 
 static int ctl_build_delete(struct ctl *c, cJSON *req)
 {
-	cJSON *filter = cJSON_Parse(c->args[0]);
+	cJSON *filter = json_parse(c->args[0], strlen(c->args[0]), false);
 
 	if (!filter) {
 		fprintf(stderr, "relayctl: the filter is not valid JSON: %s\n", c->args[0]);
@@ -139,7 +140,7 @@ static int ctl_build_nip86(struct ctl *c, cJSON *req)
 
 static void ctl_show_nip86(const cJSON *reply)
 {
-	char *text = cJSON_Print(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RESULT));
+	char *text = json_print(cJSON_GetObjectItemCaseSensitive(reply, ADMIN_F_RESULT), true);
 
 	printf("%s\n", text ? text : "null");
 	free(text);

@@ -11,7 +11,8 @@
  * where JSON.stringify and NIP-01 agree.  The signatures are randomized
  * (BIP-340 aux_rand) and so differ between runs of the generator; any one run
  * is valid.  Cases that nostr-tools cannot serialize the NIP-01 way (raw
- * control characters) hash a preimage written out by hand in the test.
+ * control characters) hash a preimage written out by hand in the test, as
+ * do those of the JSON.stringify() form that the relay also accepts.
  */
 #include <check.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "../../common/err.h"
 #include "../../common/event.h"
 #include "../../common/hex.h"
+#include "../../common/json.h"
 #include "../support/suite.h"
 
 #define PK "84bf7562262bbd6940085748f3be6afa52ae317155181ece31b66351ccffa4b0"
@@ -91,11 +93,12 @@ static const char vector1_escaped[] =
 	" \"id\": \"38423bb5853615de3b2bbff967348ac8f46a50a662301bdce513db4dcde7979f\"\n"
 	"}";
 
-/* event_parse() on JSON text; the reason is kept for the caller. */
+/* event_parse() on JSON text read as the relay reads it (json_parse());
+ * the reason is kept for the caller. */
 static int parse_text(const char *text, const struct event_limits *lim, struct event *ev,
 		      char *reason, size_t reason_len)
 {
-	cJSON *obj = cJSON_Parse(text);
+	cJSON *obj = json_parse(text, strlen(text), true);
 	int rc;
 
 	ck_assert_msg(obj != NULL, "test JSON does not parse: %s", text);
@@ -484,21 +487,106 @@ START_TEST(test_reason_buffer)
 }
 END_TEST
 
-/* What cJSON does to "\u0000" (it ends the string) cannot be seen, but the
- * truncated text is what gets hashed: an id over the whole text fails. */
-START_TEST(test_encoded_nul_never_accepted)
+/* The event of test_nul_* with id over the preimage pre (pre_len bytes). */
+static char *nul_event(const char *pre, size_t pre_len)
 {
-	static const char pre[] = "[0,\"" PK "\",5,1,[],\"a\000b\"]";
 	static const char in[] = "{\"id\":\"ID\",\"pubkey\":\"" PK "\",\"created_at\":5,\"kind\":1,"
-				 "\"tags\":[],\"content\":\"a\\u0000b\",\"sig\":\"" SIG0 "\"}";
-	struct event ev;
-	char reason[128], id[65];
-	char *text;
+				 "\"tags\":[[\"t\",\"x\\u0000y\"],[\"c\",\"\\u0001\"]],"
+				 "\"content\":\"a\\u0000b\",\"sig\":\"" SIG0 "\"}";
+	char id[65];
+
+	hash_hex(pre, pre_len, id);
+	return with_id(in, id);
+}
+
+/* U+0000 is kept whole: the id hashes it, the stored JSON has \u0000, and
+ * the tag index and content hold it as C0 80 (json.h).  Either preimage
+ * form is accepted: NIP-01's with the control characters raw, and
+ * JSON.stringify()'s with them as \u00XX. */
+START_TEST(test_nul_either_form)
+{
+	static const char raw[] = "[0,\"" PK "\",5,1,[[\"t\",\"x\000y\"],[\"c\",\"\001\"]],\"a\000b\"]";
+	static const char esc[] = "[0,\"" PK "\",5,1,[[\"t\",\"x\\u0000y\"],[\"c\",\"\\u0001\"]],"
+				  "\"a\\u0000b\"]";
+	const char *pres[] = { raw, esc };
+	const size_t lens[] = { sizeof(raw) - 1, sizeof(esc) - 1 };
+
+	for (int i = 0; i < 2; i++) {
+		char *text = nul_event(pres[i], lens[i]);
+		struct event ev;
+		char reason[128];
+
+		ck_assert_msg(parse_text(text, NULL, &ev, reason, sizeof(reason)) == 0, "form %d: %s",
+			      i, reason);
+		ck_assert_str_eq(ev.json, text); /* already canonical */
+		ck_assert_uint_eq(ev.content_len, 4);
+		ck_assert_mem_eq(ev.content, "a\xc0\x80" "b", 4);
+		ck_assert_uint_eq(ev.ntags, 2);
+		ck_assert_uint_eq(ev.tags[0].value_len, 4);
+		ck_assert_mem_eq(ev.tags[0].value, "x\xc0\x80y", 4);
+		event_free(&ev);
+		free(text);
+	}
+}
+END_TEST
+
+/* An id over the text cut at the NUL, or over a mix of the two forms, is
+ * no id of the event. */
+START_TEST(test_nul_wrong_preimage)
+{
+	static const char cut[] = "[0,\"" PK "\",5,1,[[\"t\",\"x\"],[\"c\",\"\001\"]],\"a\"]";
+	static const char mixed[] = "[0,\"" PK "\",5,1,[[\"t\",\"x\\u0000y\"],[\"c\",\"\001\"]],"
+				    "\"a\\u0000b\"]";
+	static const char empty[] = "[0,\"" PK "\",5,1,[[\"t\",\"xy\"],[\"c\",\"\"]],\"ab\"]";
+	const char *pres[] = { cut, mixed, empty };
+	const size_t lens[] = { sizeof(cut) - 1, sizeof(mixed) - 1, sizeof(empty) - 1 };
+
+	for (int i = 0; i < 3; i++) {
+		char *text = nul_event(pres[i], lens[i]);
+		struct event ev;
+		char reason[128];
+
+		ck_assert_int_eq(parse_text(text, NULL, &ev, reason, sizeof(reason)), ERR_INVAL);
+		ck_assert_str_eq(reason, "invalid: id does not match the event hash");
+		free(text);
+	}
+}
+END_TEST
+
+/* Without a control character the two forms are one; a JSON.stringify()
+ * form of the seven escapes is the NIP-01 form, so the id must match it. */
+START_TEST(test_only_seven_escapes_one_form)
+{
+	static const char pre[] = "[0,\"" PK "\",5,1,[],\"a\\nb\"]";
+	static const char in[] = "{\"id\":\"ID\",\"pubkey\":\"" PK "\",\"created_at\":5,\"kind\":1,"
+				 "\"tags\":[],\"content\":\"a\\u000ab\",\"sig\":\"" SIG0 "\"}";
+	static const char canon[] = "{\"id\":\"ID\",\"pubkey\":\"" PK "\",\"created_at\":5,\"kind\":1,"
+				    "\"tags\":[],\"content\":\"a\\nb\",\"sig\":\"" SIG0 "\"}";
+	char id[65];
+	char *text, *expect;
 
 	hash_hex(pre, sizeof(pre) - 1, id);
 	text = with_id(in, id);
-	ck_assert_int_eq(parse_text(text, NULL, &ev, reason, sizeof(reason)), ERR_INVAL);
-	ck_assert_str_eq(reason, "invalid: id does not match the event hash");
+	expect = with_id(canon, id);
+	assert_parses_to(text, expect);
+	free(text);
+	free(expect);
+}
+END_TEST
+
+/* max_tag_value counts a U+0000 as the one byte it is. */
+START_TEST(test_limit_tag_value_nul)
+{
+	struct event_limits lim = { .max_tag_value = 3 };
+	static const char raw[] = "[0,\"" PK "\",5,1,[[\"t\",\"x\000y\"],[\"c\",\"\001\"]],\"a\000b\"]";
+	char *text = nul_event(raw, sizeof(raw) - 1);
+	struct event ev;
+	char reason[128];
+
+	ck_assert_msg(parse_text(text, &lim, &ev, reason, sizeof(reason)) == 0, "%s", reason);
+	event_free(&ev);
+	lim.max_tag_value = 2;
+	ck_assert_int_eq(parse_text(text, &lim, &ev, reason, sizeof(reason)), ERR_TOOBIG);
 	free(text);
 }
 END_TEST
@@ -662,11 +750,14 @@ static Suite *event_suite(void)
 	tcase_add_loop_test(tc, test_rejections, 0, (int)NREJECT);
 	tcase_add_test(tc, test_reject_structure);
 	tcase_add_test(tc, test_reason_buffer);
-	tcase_add_test(tc, test_encoded_nul_never_accepted);
+	tcase_add_test(tc, test_nul_either_form);
+	tcase_add_test(tc, test_nul_wrong_preimage);
+	tcase_add_test(tc, test_only_seven_escapes_one_form);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_add_test(tc, test_limit_tags);
 	tcase_add_test(tc, test_limit_tag_value);
+	tcase_add_test(tc, test_limit_tag_value_nul);
 	tcase_add_test(tc, test_limit_content);
 	tcase_add_test(tc, test_limit_time_window);
 	tcase_add_test(tc, test_limits_zero_unlimited);

@@ -20,6 +20,7 @@
 #include "../../common/event.h"
 #include "../../common/filter.h"
 #include "../../common/hex.h"
+#include "../../common/json.h"
 #include "../support/suite.h"
 
 #define HEX_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -38,10 +39,11 @@ static const char event7[] =
 	"\"content\":\"+\","
 	"\"sig\":\"a33178e8939ec6246e45bbd02cb2846cffaa4a455026ec097d714a4fc0287ae778fdc2b1041ca66ddddf5a73af1715ec353d4883c0629f191db17132d1791f48\"}";
 
+/* filter_parse() on text read as the relay reads it (json_parse()). */
 static int parse_filter(const char *text, const struct filter_limits *lim, struct filter *f,
 			char *reason, size_t reason_len)
 {
-	cJSON *obj = cJSON_Parse(text);
+	cJSON *obj = json_parse(text, strlen(text), true);
 	int rc;
 
 	ck_assert_msg(obj != NULL, "test JSON does not parse: %s", text);
@@ -635,6 +637,39 @@ START_TEST(test_differential)
 }
 END_TEST
 
+/* A U+0000 in a #t value, read through json_parse() on both sides, matches
+ * exactly the same tag value: not the text before it, not a longer one. */
+START_TEST(test_match_tag_nul)
+{
+	static const uint8_t zero[64];
+	const struct event_tag tags[] = { { 't', 4, "a\xc0\x80" "b" }, { 'u', 2, "\xc0\x80" } };
+	static const char *const hits[] = {
+		"{\"#t\":[\"a\\u0000b\"]}",
+		"{\"#t\":[\"a\",\"a\\u0000b\"]}",
+		"{\"#u\":[\"\\u0000\"]}",
+	};
+	static const char *const misses[] = {
+		"{\"#t\":[\"a\"]}",	  "{\"#t\":[\"a\\u0000\"]}",    "{\"#t\":[\"a\\u0000bc\"]}",
+		"{\"#t\":[\"ab\"]}", "{\"#t\":[\"a\\\\u0000b\"]}", "{\"#u\":[\"\"]}",
+	};
+	struct event ev;
+	struct filter f;
+
+	ck_assert_int_eq(event_build(&ev, zero, zero, zero, 1, 1, tags, 2, "{}", 2), 0);
+	for (size_t i = 0; i < sizeof(hits) / sizeof(hits[0]); i++) {
+		parse_ok(hits[i], NULL, &f);
+		ck_assert_msg(filter_matches(&f, &ev), "%s", hits[i]);
+		filter_free(&f);
+	}
+	for (size_t i = 0; i < sizeof(misses) / sizeof(misses[0]); i++) {
+		parse_ok(misses[i], NULL, &f);
+		ck_assert_msg(!filter_matches(&f, &ev), "%s", misses[i]);
+		filter_free(&f);
+	}
+	event_free(&ev);
+}
+END_TEST
+
 static Suite *filter_suite(void)
 {
 	Suite *s = suite_create("filter");
@@ -654,6 +689,7 @@ static Suite *filter_suite(void)
 	tcase_add_test(tc, test_match_time_inclusive);
 	tcase_add_test(tc, test_match_lists);
 	tcase_add_test(tc, test_match_tags);
+	tcase_add_test(tc, test_match_tag_nul);
 	tcase_add_test(tc, test_match_empty_lists);
 	tcase_add_test(tc, test_match_search);
 	tcase_add_test(tc, test_copy);

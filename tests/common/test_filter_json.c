@@ -13,6 +13,7 @@
 #include "../../common/buf.h"
 #include "../../common/err.h"
 #include "../../common/filter.h"
+#include "../../common/json.h"
 #include "../support/suite.h"
 
 #define HEX_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -20,7 +21,7 @@
 
 static void parse(const char *text, struct filter *f)
 {
-	cJSON *obj = cJSON_Parse(text);
+	cJSON *obj = json_parse(text, strlen(text), true);
 	char reason[160];
 
 	ck_assert_ptr_nonnull(obj);
@@ -57,6 +58,9 @@ static const struct {
 	  "{\"#e\":[\"" HEX_A "\"],\"#T\":[\"Up\"],\"#p\":[\"" HEX_B "\"]}" },
 	{ "{\"#d\":[\"a\\\\b\\n\\u0001\\u001f\\u007f\\u00e9\"]}",
 	  "{\"#d\":[\"a\\\\b\\n\\u0001\\u001f\x7f\xc3\xa9\"]}" },
+	/* U+0000 in a tag value and in search comes back as \u0000 */
+	{ "{\"#t\":[\"a\\u0000b\",\"\\\\u0000\"],\"search\":\"x\\u0000y\"}",
+	  "{\"#t\":[\"a\\u0000b\",\"\\\\u0000\"],\"search\":\"x\\u0000y\"}" },
 	{ "{\"since\":9007199254740991,\"until\":0}", "{\"since\":9007199254740991,\"until\":0}" },
 	{ "{\"unknown\":1,\"#xy\":[\"z\"]}", "{}" },
 };

@@ -7,7 +7,8 @@
  * \u00xx (lowercase hex), as RFC 8259 requires.  Each of the 256 byte
  * values is checked alone, then random byte strings against a reference
  * escaper written from those rules, and cJSON must read the output back to
- * the input (for the hash form, only inputs without raw controls).
+ * the input (for the hash form, only inputs without raw controls).  The
+ * pair C0 80, a decoded U+0000 (json.h), is written as U+0000 by both.
  */
 #include <check.h>
 #include <stdbool.h>
@@ -48,13 +49,17 @@ static size_t ref_quote_as(const char *s, size_t len, char *out, int wire)
 		unsigned char c = (unsigned char)s[i];
 		char letter = ref_escape_letter(c);
 
+		if (i + 1 < len && c == 0xc0 && (unsigned char)s[i + 1] == 0x80) {
+			c = 0; /* a decoded U+0000 */
+			i++;
+		}
 		if (letter) {
 			out[n++] = '\\';
 			out[n++] = letter;
 		} else if (wire && c < 0x20) {
 			n += (size_t)sprintf(out + n, "\\u%04x", c);
 		} else {
-			out[n++] = s[i];
+			out[n++] = (char)c;
 		}
 	}
 	out[n++] = '"';
@@ -111,6 +116,24 @@ START_TEST(test_raw_characters)
 }
 END_TEST
 
+/* C0 80 stands for U+0000 (json.h): a NUL in the hash, \u0000 on the wire.
+ * A lone C0 or 80 is only a byte. */
+START_TEST(test_decoded_nul)
+{
+	EXPECT("a\xc0\x80" "b", "\"a\0b\"");
+	EXPECT("\xc0\x80\xc0\x80", "\"\0\0\"");
+	EXPECT("\xc0\xc0\x80", "\"\xc0\0\"");
+	EXPECT("\xc0", "\"\xc0\"");
+	EXPECT("\x80\xc0", "\"\x80\xc0\"");
+	EXPECT_WIRE("a\xc0\x80" "b", "\"a\\u0000b\"");
+	EXPECT_WIRE("\xc0\x80\xc0\x80", "\"\\u0000\\u0000\"");
+	EXPECT_WIRE("\xc0\xc0\x80", "\"\xc0\\u0000\"");
+	EXPECT_WIRE("\xc0", "\"\xc0\"");
+	/* The length ends the input: a C0 at its end is alone. */
+	expect_quoted_as("\xc0\x80", 1, "\"\xc0\"", 3, 1);
+}
+END_TEST
+
 /* Each byte value alone, against the reference. */
 START_TEST(test_every_byte)
 {
@@ -139,7 +162,7 @@ END_TEST
 /* Random strings weighted towards the escaped characters. */
 START_TEST(test_random_against_reference)
 {
-	static const char pool[] = "\"\\\n\r\t\b\f/a\x01\x7f\xc3\xa9 ";
+	static const char pool[] = "\"\\\n\r\t\b\f/a\x01\x7f\xc3\xa9\xc0\x80 ";
 	char in[200], want[402];
 	struct buf b = BUF_INIT;
 	int bad = 0;
@@ -216,7 +239,7 @@ END_TEST
 /* Both forms agree wherever there is no raw control character. */
 START_TEST(test_wire_random_against_reference)
 {
-	static const char pool[] = "\"\\\n\r\t\b\f/a\x01\x1f\x7f\xc3\xa9 ";
+	static const char pool[] = "\"\\\n\r\t\b\f/a\x01\x1f\x7f\xc3\xa9\xc0\x80 ";
 	char in[200], want[6 * 200 + 2];
 	struct buf b = BUF_INIT, h = BUF_INIT;
 	int bad = 0, same = 0;
@@ -232,6 +255,7 @@ START_TEST(test_wire_random_against_reference)
 					: (char)splitmix_next(&rng);
 			controls |=
 			    (unsigned char)in[i] < 0x20 && !ref_escape_letter((unsigned char)in[i]);
+			controls |= i && (unsigned char)in[i - 1] == 0xc0 && (unsigned char)in[i] == 0x80;
 		}
 		want_len = ref_quote_as(in, len, want, 1);
 		buf_reset(&b);
@@ -239,6 +263,7 @@ START_TEST(test_wire_random_against_reference)
 		bad |= jsonstr_append_wire(&b, in, len) != 0;
 		bad |= b.len != want_len || memcmp(b.data, want, want_len) != 0;
 		bad |= jsonstr_append(&h, in, len) != 0;
+		bad |= jsonstr_forms_differ(in, len) != (controls != 0);
 		if (!controls) {
 			same++;
 			bad |= h.len != b.len || memcmp(h.data, b.data, b.len) != 0;
@@ -272,33 +297,36 @@ START_TEST(test_wire_cjson_round_trip)
 }
 END_TEST
 
-/* \u0000 inside a string is found, wherever it sits; outside a string,
- * after an escaped backslash, or as another escape it is not. */
-START_TEST(test_has_nul_escape)
+/* The forms differ exactly for a control character other than the seven
+ * or a decoded U+0000. */
+START_TEST(test_forms_differ)
 {
 	static const struct {
-		const char *json;
-		bool has;
+		const char *s;
+		bool differ;
 	} cases[] = {
-		{ "[\"a\\u0000b\"]", true },
-		{ "{\"content\":\"x\",\"tags\":[[\"t\",\"\\u0000\"]]}", true },
-		{ "[\"\\u0000\"]", true },
-		{ "[\"\\\\\\u0000\"]", true },     /* an escaped backslash, then the escape */
-		{ "[\"\\\\u0000\"]", false },      /* a backslash, then the text u0000 */
-		{ "[\"\\\"\\u0000\"]", true },     /* an escaped quote does not end the string */
-		{ "[\"a\",\"\\u00000\"]", true },
-		{ "[\"\\u0001\\u00e9\"]", false },
-		{ "[\"no escape\"]", false },
-		{ "[\"\\u000\"]", false },         /* too short */
-		{ "\\u0000", false },              /* not inside a string */
-		{ "", false },
+		{ "plain", false },	     { "\"\\\n\r\t\b\f", false }, { "\x7f/\xc3\xa9", false },
+		{ "", false },		     { "a\x01", true },		 { "\x1f", true },
+		{ "\x0b", true },	     { "a\xc0\x80" "b", true },	 { "\xc0", false },
+		{ "\x80\xc0", false },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		ck_assert_msg(jsonstr_has_nul_escape(cases[i].json, strlen(cases[i].json)) == cases[i].has,
-			      "case %zu: %s", i, cases[i].json);
-	/* The end of the text is the end: no reading past len. */
-	ck_assert(!jsonstr_has_nul_escape("[\"\\u0000\"]", 6));
+		ck_assert_msg(jsonstr_forms_differ(cases[i].s, strlen(cases[i].s)) == cases[i].differ,
+			      "case %zu", i);
+	ck_assert(jsonstr_forms_differ("a\0b", 3)); /* a NUL byte itself */
+	ck_assert(!jsonstr_forms_differ("\xc0\x80", 1));
+}
+END_TEST
+
+START_TEST(test_decoded_len)
+{
+	ck_assert_uint_eq(jsonstr_decoded_len("", 0), 0);
+	ck_assert_uint_eq(jsonstr_decoded_len("abc", 3), 3);
+	ck_assert_uint_eq(jsonstr_decoded_len("a\xc0\x80" "b", 4), 3);
+	ck_assert_uint_eq(jsonstr_decoded_len("\xc0\x80\xc0\x80", 4), 2);
+	ck_assert_uint_eq(jsonstr_decoded_len("\xc0\xc0\x80", 3), 2);
+	ck_assert_uint_eq(jsonstr_decoded_len("\xc0\x80", 1), 1);
 }
 END_TEST
 
@@ -309,6 +337,7 @@ static Suite *jsonstr_suite(void)
 
 	tcase_add_test(tc, test_seven_escapes);
 	tcase_add_test(tc, test_raw_characters);
+	tcase_add_test(tc, test_decoded_nul);
 	tcase_add_test(tc, test_every_byte);
 	tcase_add_test(tc, test_appends_after_existing);
 	tcase_add_test(tc, test_random_against_reference);
@@ -319,7 +348,8 @@ static Suite *jsonstr_suite(void)
 	tcase_add_test(tc, test_wire_every_byte);
 	tcase_add_test(tc, test_wire_random_against_reference);
 	tcase_add_test(tc, test_wire_cjson_round_trip);
-	tcase_add_test(tc, test_has_nul_escape);
+	tcase_add_test(tc, test_forms_differ);
+	tcase_add_test(tc, test_decoded_len);
 	suite_add_tcase(s, tc);
 	return s;
 }

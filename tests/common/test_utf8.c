@@ -1,6 +1,6 @@
 /*
  * test_utf8.c - checks common/utf8.c: characters counted as Nostr's limits
- * count them.
+ * count them, and prefixes cut between characters.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -43,6 +43,26 @@ START_TEST(test_length_bounds_the_count)
 }
 END_TEST
 
+/* A prefix never ends inside a character, a decoded U+0000 (C0 80)
+ * included; a text that fits is kept whole. */
+START_TEST(test_prefix_between_characters)
+{
+	const char text[] = "a\303\251\360\237\230\200\300\200z";
+
+	ck_assert_uint_eq(utf8_prefix(text, 10, 100), 10);
+	ck_assert_uint_eq(utf8_prefix(text, 10, 10), 10);
+	ck_assert_uint_eq(utf8_prefix(text, 10, 9), 9);
+	ck_assert_uint_eq(utf8_prefix(text, 10, 8), 7); /* not between C0 and 80 */
+	ck_assert_uint_eq(utf8_prefix(text, 10, 7), 7);
+	for (size_t max = 3; max < 7; max++)
+		ck_assert_uint_eq(utf8_prefix(text, 10, max), 3); /* not inside the emoji */
+	ck_assert_uint_eq(utf8_prefix(text, 10, 2), 1);
+	ck_assert_uint_eq(utf8_prefix(text, 10, 1), 1);
+	ck_assert_uint_eq(utf8_prefix(text, 10, 0), 0);
+	ck_assert_uint_eq(utf8_prefix("", 0, 5), 0);
+}
+END_TEST
+
 static Suite *utf8_suite(void)
 {
 	Suite *s = suite_create("utf8");
@@ -51,6 +71,7 @@ static Suite *utf8_suite(void)
 	tcase_add_test(tc, test_ascii_is_one_per_byte);
 	tcase_add_test(tc, test_each_sequence_length_is_one_character);
 	tcase_add_test(tc, test_length_bounds_the_count);
+	tcase_add_test(tc, test_prefix_between_characters);
 	suite_add_tcase(s, tc);
 	return s;
 }

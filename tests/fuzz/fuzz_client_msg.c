@@ -1,10 +1,11 @@
 /*
  * fuzz_client_msg.c - libFuzzer target for what a client can send: the
- * bytes go through cJSON exactly as an ingress lane parses them, then the
+ * bytes go through json_parse() exactly as an ingress lane parses them, then the
  * element that would be an event through event_parse() and every element
  * that would be a filter through filter_parse().  Anything may be refused;
  * nothing may crash, leak or read out of bounds.  A parsed event must have
- * canonical JSON that cJSON accepts and that parses back to the same id.
+ * canonical JSON that json_parse() accepts and that parses back to the same
+ * id.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 
 #include "../../common/event.h"
 #include "../../common/filter.h"
+#include "../../common/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,7 +27,7 @@ static void fuzz_event(const cJSON *obj)
 
 	if (event_parse(obj, &lim, &ev, reason, sizeof(reason)))
 		return;
-	back = cJSON_Parse(ev.json);
+	back = json_parse(ev.json, ev.json_len, true);
 	if (!back || event_parse(back, &lim, &again, reason, sizeof(reason)))
 		abort(); /* the relay's own output must be valid and parse the same */
 	if (memcmp(ev.id, again.id, sizeof(ev.id)) != 0 || strcmp(ev.json, again.json) != 0)
@@ -50,7 +52,7 @@ static void fuzz_filter(const cJSON *obj)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	cJSON *msg = cJSON_ParseWithLength((const char *)data, size);
+	cJSON *msg = json_parse((const char *)data, size, true);
 	const cJSON *item;
 
 	if (!msg)

@@ -176,16 +176,16 @@ describe('NIP-01 REQ', () => {
       });
     }
 
-    it('a REQ refused for an id holding \\u0000 leaves the subscription of its cut-short id open', async () => {
+    it('a subscription id holding \\u0000 is its own subscription, echoed whole', async () => {
       const D = keypair();
       const c = await relay.connect();
       const pub = await relay.connect();
       assert.equal((await c.req('a', { authors: [D.pk] })).eose, true);
-      c.send('["REQ","a\\u0000b",{}]');
-      const closed = await c.waitFor((f) => f[0] === 'CLOSED');
-      assert.match(closed[2], /^invalid: /);
-      const e = await pub.mustPublish(signed(D.sk, { content: 'still open' }));
+      c.send('["REQ","a\\u0000b",{"authors":["' + D.pk + '"]}]');
+      await c.waitFor((f) => f[0] === 'EOSE' && f[1] === 'a\0b', { what: 'EOSE for "a\\u0000b"' });
+      const e = await pub.mustPublish(signed(D.sk, { content: 'to both' }));
       await c.liveEvent('a', e.id);
+      await c.liveEvent('a\0b', e.id);
     });
 
     it('CLOSE ends a subscription without a CLOSED reply', async () => {

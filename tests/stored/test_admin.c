@@ -5,7 +5,8 @@
  * version, or with a "v" that is no version, is answered with an error
  * naming the version stored speaks, before any handler runs.  A request
  * without "v" (a JSON object or a bare word, as README.md's nngcat lines
- * send) passes the version check: an unknown command then says so.
+ * send) passes the version check: an unknown command then says so.  A
+ * \u0000 in a request is kept, not a cut.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "../../common/json.h"
 #include "../../proto/admin.h"
 #include "../../stored/admin_cmds.h"
 #include "../support/suite.h"
@@ -83,11 +85,16 @@ START_TEST(test_version_one_reaches_dispatch)
 }
 END_TEST
 
-START_TEST(test_nul_escape_refused)
+/* A request is read whole, U+0000 included (json.h): "stats\u0000x" is no
+ * command, and the answer names it as sent. */
+START_TEST(test_nul_escape_kept)
 {
-	cJSON *answer = reply_to("{\"cmd\":\"import\",\"events\":[\"\\u0000\"]}");
+	cJSON *answer = reply_to("{\"cmd\":\"stats\\u0000x\"}");
+	char *text = json_print(answer, false);
 
-	ck_assert_ptr_nonnull(strstr(error_of(answer), "NUL"));
+	ck_assert_ptr_nonnull(strstr(error_of(answer), "unknown command"));
+	ck_assert_ptr_nonnull(strstr(text, "'stats\\u0000x'"));
+	free(text);
 	cJSON_Delete(answer);
 }
 END_TEST
@@ -102,7 +109,7 @@ int main(void)
 			    (int)(sizeof(other_versions) / sizeof(other_versions[0])));
 	tcase_add_loop_test(tc, test_version_one_reaches_dispatch, 0,
 			    (int)(sizeof(version_one) / sizeof(version_one[0])));
-	tcase_add_test(tc, test_nul_escape_refused);
+	tcase_add_test(tc, test_nul_escape_kept);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
