@@ -213,7 +213,8 @@ describe('strings with U+0000 and other control characters', () => {
       const imp = await relayctlWith(second, ['--json', 'import'], out.stdout);
       assert.equal(imp.code, 0, imp.stderr);
       assert.deepEqual(JSON.parse(imp.stdout),
-        { lines: 2, stored: 2, duplicate: 0, refused: 0, invalid: 0, complete: true });
+        { lines: 2, stored: 2, duplicate: 0, superseded: 0, refused: 0, invalid: 0, blank: 0,
+          extra_fields: 0, complete: true });
       const c2 = await second.connect();
       const back = await fetch(c2, { '#t': [`${v}\0`] });
       assert.deepEqual(back, [events[0]]);

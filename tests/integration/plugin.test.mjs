@@ -141,7 +141,7 @@ describe('plugin: accept, reject, shadowReject (policy.py)', () => {
     const bad = signed(sk, { content: 'reject-plain imported' });
     const r = await relayctlImport(relay, `${JSON.stringify(good)}\n${JSON.stringify(bad)}\n`);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /1 stored, 0 duplicate, 1 refused/);
+    assert.match(r.stdout, /1 stored, 0 duplicate, 0 superseded, 1 refused/);
     assert.match(r.stderr, /blocked: not today/);
     const seen = loggedRequests(relay).filter((q) => q.event.id === good.id || q.event.id === bad.id);
     assert.deepEqual(seen.map((q) => q.sourceType), ['Import', 'Import']);
