@@ -383,15 +383,19 @@ static int fake_drain_backlog(struct fake_listener *f)
 	return open;
 }
 
+/* Runs on the checker's thread alone.  The first call's findings are
+ * stored before relistened counts it: a test that sees relistened > 0
+ * then reads them, never their initial -1 (the atomics are seq_cst). */
 static int fake_relisten(void *arg)
 {
 	struct fake_listener *f = arg;
 
-	if (atomic_fetch_add(&f->relistened, 1) == 0) {
+	if (atomic_load(&f->relistened) == 0) {
 		atomic_store(&f->accepted_at_first_relisten, atomic_load(&f->accepted));
 		if (f->answer_ms < 0)
 			atomic_store(&f->backlog_at_first_relisten, fake_drain_backlog(f));
 	}
+	atomic_fetch_add(&f->relistened, 1);
 	return 0;
 }
 
@@ -441,13 +445,16 @@ static struct listencheck *fake_checker(struct fake_listener *f, uint32_t interv
 	return lc;
 }
 
-static bool relistened_within(struct fake_listener *f, double seconds)
+/* Waits until the checker has counted a relisten of f, which it does
+ * after fake_relisten() returned: then every field the fake stored is
+ * visible, and so is listencheck_relistens(). */
+static bool relistened_within(struct fake_listener *f, const struct listencheck *lc, double seconds)
 {
 	double until = now_s() + seconds;
 
-	while (atomic_load(&f->relistened) == 0 && now_s() < until)
+	while (listencheck_relistens(lc) == 0 && now_s() < until)
 		usleep(10 * 1000);
-	return atomic_load(&f->relistened) > 0;
+	return listencheck_relistens(lc) > 0 && atomic_load(&f->relistened) > 0;
 }
 
 /* The fault's sign: the handshake is answered and the socket takes no
@@ -459,7 +466,7 @@ START_TEST(test_stuck_listener_is_replaced_at_first_check)
 
 	fake_open(&f, 0);
 	lc = fake_checker(&f, 20, 100);
-	ck_assert_msg(relistened_within(&f, 5.0), "not replaced in 5 s");
+	ck_assert_msg(relistened_within(&f, lc, 5.0), "not replaced in 5 s");
 	int accepted = atomic_load(&f.accepted_at_first_relisten);
 	ck_assert_int_eq(accepted, 1);
 	ck_assert_uint_ge(listencheck_relistens(lc), 1);
@@ -481,7 +488,7 @@ START_TEST(test_silent_listener_is_replaced_after_checks_in_a_row)
 	usleep(350 * 1000);
 	int early = atomic_load(&f.relistened);
 	ck_assert_int_eq(early, 0);
-	ck_assert_msg(relistened_within(&f, 5.0), "not replaced in 5 s");
+	ck_assert_msg(relistened_within(&f, lc, 5.0), "not replaced in 5 s");
 	int backlog = atomic_load(&f.backlog_at_first_relisten);
 	ck_assert_int_eq(backlog, LISTENCHECK_SILENT_CHECKS);
 	fake_close(&f, lc);
