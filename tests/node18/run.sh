@@ -18,7 +18,6 @@ build=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
 dir=$build/node18
 root=$dir/root
-libdir=$root/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 # The libraries libnode108 links that a Debian 12 base may lack, and the
 # three builtins it loads from /usr/share/nodejs.
 extra="libuv1 libc-ares2 node-acorn node-cjs-module-lexer node-undici"
@@ -35,7 +34,6 @@ debian_version() {
 
 fetch() {
 	[ -x "$root/usr/bin/node" ] && return 0
-	[ "$(id -u)" = 0 ] || { say "needs root (unshare and mount)"; exit 1; }
 	version=$(debian_version)
 	if [ -z "$version" ]; then
 		apt-get update -qq
@@ -46,7 +44,7 @@ fetch() {
 	rm -rf "$dir"
 	mkdir -p "$dir/debs"
 	# apt's sandbox user may not write here; apt then downloads as root.
-	(cd "$dir/debs" && apt-get download -q "nodejs=$version" "libnode108=$version" $extra 2>&1 |
+	(cd "$dir/debs" && apt-get download -qq "nodejs=$version" "libnode108=$version" $extra 2>&1 |
 		grep -v "^W: Download is performed unsandboxed" >&2 || true)
 	for deb in "$dir"/debs/*.deb; do
 		dpkg -x "$deb" "$dir/unpack"
@@ -57,8 +55,10 @@ fetch() {
 	[ -x "$root/usr/bin/node" ] || { say "no usr/bin/node in the packages"; exit 1; }
 }
 
+[ "$(id -u)" = 0 ] || { say "needs root (unshare and mount)"; exit 1; }
 fetch
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+libnode=$(find "$root/usr/lib" -name 'libnode.so.*' | head -n 1)
+export LD_LIBRARY_PATH="$(dirname "$libnode")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$dir/bin:$PATH"
 # shellcheck disable=SC2016
 exec unshare --mount sh -c 'mount --make-rprivate / &&
