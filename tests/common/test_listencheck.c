@@ -465,7 +465,10 @@ START_TEST(test_stuck_listener_is_replaced_at_first_check)
 	struct listencheck *lc;
 
 	fake_open(&f, 0);
-	lc = fake_checker(&f, 20, 100);
+	/* A timeout a busy machine's answer thread cannot miss: with 100 ms
+	 * the first check once went unanswered (silent), and the second
+	 * replaced it (TSan on a loaded machine). */
+	lc = fake_checker(&f, 20, 1000);
 	ck_assert_msg(relistened_within(&f, lc, 5.0), "not replaced in 5 s");
 	int accepted = atomic_load(&f.accepted_at_first_relisten);
 	ck_assert_int_eq(accepted, 1);
@@ -502,7 +505,9 @@ START_TEST(test_late_answers_keep_the_listener)
 	struct listencheck *lc;
 
 	fake_open(&f, FAKE_ANSWER_LATE);
-	lc = fake_checker(&f, 20, 100);
+	/* Each answer comes from the fake's threads after the next check
+	 * connects; 250 ms a check leaves them a busy machine's delays. */
+	lc = fake_checker(&f, 20, 250);
 	/* Twice as many checks as silent ones in a row would replace it. */
 	double until = now_s() + 60.0;
 	while (atomic_load(&f.accepted) < 2 * LISTENCHECK_SILENT_CHECKS && now_s() < until)
