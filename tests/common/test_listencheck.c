@@ -184,8 +184,10 @@ START_TEST(test_probe_then_new_peers_are_read)
 	 * new peers must be read after every round. */
 	for (int round = 0; round < PROBE_ROUNDS; round++) {
 		probe(&l);
-		ck_assert_msg(new_peer_read_within(&l, 5.0),
-			      "no new peer was read in 5 s after the probes");
+		/* 30 s: a guard.  A busy machine once needed more than 5 s
+		 * of checks to notice and replace the stopped listener. */
+		ck_assert_msg(new_peer_read_within(&l, 30.0),
+			      "no new peer was read in 30 s after the probes");
 		if (listencheck_relistens(lc) >= 1)
 			break;
 	}
@@ -469,7 +471,7 @@ START_TEST(test_stuck_listener_is_replaced_at_first_check)
 	 * the first check once went unanswered (silent), and the second
 	 * replaced it (TSan on a loaded machine). */
 	lc = fake_checker(&f, 20, 1000);
-	ck_assert_msg(relistened_within(&f, lc, 5.0), "not replaced in 5 s");
+	ck_assert_msg(relistened_within(&f, lc, 30.0), "not replaced in 30 s");
 	int accepted = atomic_load(&f.accepted_at_first_relisten);
 	ck_assert_int_eq(accepted, 1);
 	ck_assert_uint_ge(listencheck_relistens(lc), 1);
@@ -491,7 +493,7 @@ START_TEST(test_silent_listener_is_replaced_after_checks_in_a_row)
 	usleep(350 * 1000);
 	int early = atomic_load(&f.relistened);
 	ck_assert_int_eq(early, 0);
-	ck_assert_msg(relistened_within(&f, lc, 5.0), "not replaced in 5 s");
+	ck_assert_msg(relistened_within(&f, lc, 30.0), "not replaced in 30 s");
 	int backlog = atomic_load(&f.backlog_at_first_relisten);
 	ck_assert_int_eq(backlog, LISTENCHECK_SILENT_CHECKS);
 	fake_close(&f, lc);
@@ -528,7 +530,7 @@ START_TEST(test_removed_path_is_listened_again)
 	listening_open(&l);
 	unlink(l.url + strlen("ipc://"));
 	lc = checker_of(&l, 20, 500);
-	ck_assert_msg(new_peer_read_within(&l, 5.0), "no new peer was read in 5 s");
+	ck_assert_msg(new_peer_read_within(&l, 30.0), "no new peer was read in 30 s");
 	listencheck_stop(lc); /* joins the thread that counts */
 	ck_assert_int_eq(l.relistened, 1);
 	nng_close(l.sock);
