@@ -161,9 +161,11 @@ async function heldBackSubscription(relay, kp) {
 }
 
 /* The history of a heldBackSubscription: it ends, and it is empty (kp
- * published nothing before the REQ). */
+ * published nothing before the REQ).  It waits behind up to 16 heavy
+ * COUNTs, which took over 20 s with two unit suites on both cores: the
+ * 60 s are a guard against a hang. */
 async function assertEmptyHistory(sub, subid) {
-  const history = await sub.collect(subid, { timeout: 20000 });
+  const history = await sub.collect(subid, { timeout: 60000 });
   assert.equal(history.eose, true);
   assert.equal(history.events.length, 0, 'the history predates the burst');
 }
