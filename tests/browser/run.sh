@@ -11,6 +11,4 @@ if ! command -v chromium >/dev/null 2>&1; then
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium
 fi
 cd "$(dirname "$0")"
-# The node etc/node/select.sh picks: the system's if 20 or later, else the pinned one.
-PATH="$(sh ../../etc/node/select.sh path)$PATH"
 RELAY_BUILD="$build" node --test --test-concurrency=1 status-page.test.mjs

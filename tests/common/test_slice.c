@@ -149,6 +149,10 @@ START_TEST(by_name_waits_for_a_thread_not_named_yet)
 
 	ck_assert_int_eq(pthread_create(&late.thread, NULL, name_itself_late, &late), 0);
 	ck_assert_int_eq(slice_set_threads_named("sltest:", 200), 1);
+	pthread_mutex_lock(&lock); /* late.tid, as wait_named() stored it under the lock */
+	while (ready < 1)
+		pthread_cond_wait(&changed, &lock);
+	pthread_mutex_unlock(&lock);
 	expect_slice(late.tid, 200000);
 
 	pthread_mutex_lock(&lock);

@@ -217,7 +217,7 @@ START_TEST(a_backup_stopped_part_way_leaves_nothing)
 
 	insert_events(db, 20000);
 	ck_assert_int_eq(backup_start(b, dest, why, sizeof(why)), 0);
-	for (int i = 0; i < 10000 && st.pages_done == 0; i++) {
+	for (int i = 0; i < 300000 && st.pages_done == 0; i++) { /* 30 s at least: a guard */
 		usleep(100);
 		backup_status(b, &st);
 	}

@@ -12,6 +12,7 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -176,15 +177,21 @@ START_TEST(test_admin_job_wait)
 }
 END_TEST
 
+/* Finishes job after delay_ms, and not before *hold turns true (when
+ * hold is set): a test that needs the waiter to give up first says when,
+ * rather than trusting a delay that a busy machine can outlast. */
 struct finisher {
 	struct write_job *job;
 	int delay_ms;
+	atomic_bool *hold;
 };
 
 static void *finish_later(void *arg)
 {
 	struct finisher *f = arg;
 
+	while (f->hold && !atomic_load(f->hold))
+		usleep(1000);
 	usleep((useconds_t)f->delay_ms * 1000);
 	f->job->admin->rc = 0;
 	write_job_free(f->job); /* done + release */
@@ -196,13 +203,13 @@ static void *finish_later(void *arg)
 START_TEST(test_admin_job_finished_by_free)
 {
 	struct admin_job *a = admin_job_new(ADMIN_OP_VACUUM, 1, 0);
-	struct finisher f = { calloc(1, sizeof(struct write_job)), 30 };
+	struct finisher f = { calloc(1, sizeof(struct write_job)), 30, NULL };
 	pthread_t t;
 
 	admin_job_hold(a);
 	f.job->admin = a;
 	ck_assert_int_eq(pthread_create(&t, NULL, finish_later, &f), 0);
-	ck_assert_int_eq(admin_job_wait(a, 5000), 0);
+	ck_assert_int_eq(admin_job_wait(a, 30000), 0); /* a guard: it ends when the job does */
 	ck_assert_int_eq(a->rc, 0);
 	pthread_join(t, NULL);
 	admin_job_release(a);
@@ -214,7 +221,8 @@ END_TEST
 START_TEST(test_admin_job_abandoned)
 {
 	struct admin_job *a = admin_job_new(ADMIN_OP_DELETE, 1, 0);
-	struct finisher f = { calloc(1, sizeof(struct write_job)), 50 };
+	atomic_bool given_up = false;
+	struct finisher f = { calloc(1, sizeof(struct write_job)), 0, &given_up };
 	pthread_t t;
 
 	a->filters = make_filters(2);
@@ -224,6 +232,7 @@ START_TEST(test_admin_job_abandoned)
 	ck_assert_int_eq(pthread_create(&t, NULL, finish_later, &f), 0);
 	ck_assert_int_eq(admin_job_wait(a, 1), ERR_TIMEOUT);
 	admin_job_release(a);
+	atomic_store(&given_up, true);
 	pthread_join(t, NULL);
 }
 END_TEST

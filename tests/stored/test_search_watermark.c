@@ -71,34 +71,49 @@ START_TEST(a_searcher_wants_what_is_committed)
 }
 END_TEST
 
-/* A thread that counts the work signals the watermark sends. */
+/* A thread that counts the work signals the watermark sends.  It sets
+ * waiting, under the lock, each time it is about to wait again. */
 static int woken;
-static bool counting, stop_counting;
+static bool counting, waiting, stop_counting;
 
 static void *count_work(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&wm.lock);
 	counting = true;
-	pthread_cond_broadcast(&wm.advanced);
 	while (!stop_counting) {
+		waiting = true;
+		pthread_cond_broadcast(&wm.advanced);
 		pthread_cond_wait(&wm.work, &wm.lock);
+		waiting = false;
 		woken++;
 	}
 	pthread_mutex_unlock(&wm.lock);
 	return NULL;
 }
 
-static int settled_wakeups(void)
+/* The wake-ups counted once at least n have been and the counter waits
+ * again (so the next signal finds it waiting, not lost), or after 30 s.
+ * A further 20 ms lets a stray wake-up show.  A busy machine can only
+ * make the count late, and the wait is for the count, not for a time. */
+static int wakeups_after(int n)
 {
-	struct timespec pause = { 0, 20 * 1000000L };
-	int n;
+	struct timespec tick = { 0, 1000000L }, settle = { 0, 20 * 1000000L };
+	int got;
 
-	nanosleep(&pause, NULL);
+	for (int i = 0; i < 30000; i++) {
+		pthread_mutex_lock(&wm.lock);
+		bool there = woken >= n && waiting;
+		pthread_mutex_unlock(&wm.lock);
+		if (there)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	nanosleep(&settle, NULL);
 	pthread_mutex_lock(&wm.lock);
-	n = woken;
+	got = woken;
 	pthread_mutex_unlock(&wm.lock);
-	return n;
+	return got;
 }
 
 /* The writer wakes the indexer for the first event it has not indexed and
@@ -127,20 +142,20 @@ START_TEST(commits_wake_the_indexer_only_when_it_has_a_reason)
 	indexer_reaches(10, 4);
 	ck_assert_int_eq(pthread_create(&t, NULL, count_work, NULL), 0);
 	pthread_mutex_lock(&wm.lock);
-	while (!counting)
+	while (!counting || !waiting)
 		pthread_cond_wait(&wm.advanced, &wm.lock);
 	pthread_mutex_unlock(&wm.lock);
 
 	search_watermark_committed(&wm, 11); /* the first pending event */
-	ck_assert_int_eq(settled_wakeups(), 1);
+	ck_assert_int_eq(wakeups_after(1), 1);
 	ck_assert_int_gt(wm.pending_since_ms, 0);
 	search_watermark_committed(&wm, 12);
 	search_watermark_committed(&wm, 13);
-	ck_assert_int_eq(settled_wakeups(), 1);
+	ck_assert_int_eq(wakeups_after(1), 1);
 	search_watermark_committed(&wm, 14); /* 4 waiting: a full batch */
-	ck_assert_int_eq(settled_wakeups(), 2);
+	ck_assert_int_eq(wakeups_after(2), 2);
 	ck_assert(!search_watermark_want(&wm, &seq));
-	ck_assert_int_eq(settled_wakeups(), 3);
+	ck_assert_int_eq(wakeups_after(3), 3);
 
 	pthread_mutex_lock(&wm.lock);
 	stop_counting = true;

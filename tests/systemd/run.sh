@@ -23,8 +23,6 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# The node etc/node/select.sh picks: the system's if 20 or later, else the pinned one.
-PATH="$(sh "$top/etc/node/select.sh" path)$PATH"
 build_arg=${1:-build} # as the Makefile names it (relative to the top)
 build=$(cd "$top" && realpath "$build_arg")
 cache_root=${CRELAY_NSPAWN_CACHE:-/var/cache/crelay-nspawn}

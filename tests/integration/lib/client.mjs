@@ -14,6 +14,7 @@
  * wait that does not ask for such a frame fails as soon as one arrives, with
  * the offending text, since a relay must never write broken JSON.
  */
+import './webcrypto.mjs'; /* before nostr-tools draws a key: Node 18 */
 import { createHash } from 'node:crypto';
 import WebSocket from 'ws';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
