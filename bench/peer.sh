@@ -4,9 +4,9 @@
 # free_port it uses; not run on its own).
 #
 # peer_find sets PEER_BIN to a strfry that runs, looked for in
-# BENCH_PEER_DIR (default: ../shared/peers/strfry beside the repository),
-# then /work/shared/peers/strfry; it returns 1, with PEER_MISSING saying
-# why, when there is none.  Nothing of strfry is part of this repository.
+# BENCH_PEER_DIR if set, else in ../shared/peers/strfry beside the
+# repository and then /work/shared/peers/strfry; it returns 1, with
+# PEER_MISSING saying why, when there is none.  Nothing of strfry is part of this repository.
 #
 # peer_start NAME copies the peer's strfry.conf into a new temp dir and
 # starts `strfry relay` on a free 127.0.0.1 port with its database there,
@@ -22,8 +22,9 @@
 PEER_BIN='' PEER_MISSING='' PEER_DIR='' PEER_URL='' PEER_PID=''
 
 peer_find() {
-	local d
-	for d in "${BENCH_PEER_DIR:-$ROOT/../shared/peers/strfry}" /work/shared/peers/strfry; do
+	local d dirs=("$ROOT/../shared/peers/strfry" /work/shared/peers/strfry)
+	[ -z "${BENCH_PEER_DIR:-}" ] || dirs=("$BENCH_PEER_DIR")
+	for d in "${dirs[@]}"; do
 		if [ ! -x "$d/strfry" ] || [ ! -r "$d/strfry.conf" ]; then continue; fi
 		if ! "$d/strfry" --version >/dev/null 2>&1; then
 			PEER_MISSING="$d/strfry does not run (its README lists the runtime packages)"
@@ -32,7 +33,7 @@ peer_find() {
 		PEER_BIN=$d/strfry
 		return 0
 	done
-	[ -n "$PEER_MISSING" ] || PEER_MISSING="no strfry in ${BENCH_PEER_DIR:-$ROOT/../shared/peers/strfry} or /work/shared/peers/strfry"
+	[ -n "$PEER_MISSING" ] || PEER_MISSING="no strfry and strfry.conf in ${dirs[*]}"
 	return 1
 }
 
