@@ -17,7 +17,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import WebSocket from 'ws';
-import { useRelay, itStopsCleanly, until } from './lib/relay.mjs';
+import { useRelay, itStopsCleanly, until, PAUSABLE } from './lib/relay.mjs';
 import { Client, keypair, signed, now } from './lib/client.mjs';
 
 const OPEN_TIMEOUT_MS = 5000;
@@ -71,7 +71,7 @@ function byAddress(reply, address) {
 describe('relayctl conns and kick', () => {
   /* A generous wait for the workers' answers: a busy machine may be slow. */
   const relay = useRelay({ workers: 2,
-    config: { real_ip_header: 'X-Forwarded-For', conns_timeout_ms: 5000,
+    config: { ...PAUSABLE, real_ip_header: 'X-Forwarded-For', conns_timeout_ms: 5000,
       auth_challenge: 'connect' } });
 
   it('lists every client with its worker, real address, counts, subscriptions and pubkey', async () => {

@@ -31,7 +31,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay, until, sleep } from './lib/relay.mjs';
+import { useRelay, until, sleep, PAUSABLE } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
@@ -232,7 +232,7 @@ describe('a slow reader', () => {
 });
 
 describe('a worker that falls behind stored', () => {
-  const relay = useRelay({ workers: 2, config: { deliver_queue: 16 } });
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, deliver_queue: 16 } });
 
   it('loses deliveries, and the gap is counted', async () => {
     const kp = keypair();
@@ -297,7 +297,7 @@ describe('a worker that falls behind stored', () => {
 });
 
 describe('a worker that falls behind stored, with private kinds', () => {
-  const relay = useRelay({ workers: 2, config: { deliver_queue: 16, private_kinds: '4', auth_challenge: 'connect' } });
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, deliver_queue: 16, private_kinds: '4', auth_challenge: 'connect' } });
 
   it("sends its reader's lost direct messages again, each once", async () => {
     const alice = keypair();
@@ -326,7 +326,7 @@ describe('a worker that falls behind stored, with private kinds', () => {
 describe('a subscription waiting for its history while its worker falls behind', () => {
   /* One query thread, kept busy by COUNTs that each read the preloaded
    * events 400 times over, holds the subscription's history back. */
-  const relay = useRelay({ workers: 2, config: { ...NO_TIME_LIMIT, deliver_queue: 16, query_threads: 1,
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, ...NO_TIME_LIMIT, deliver_queue: 16, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });
 
   it('gets the stored events lost meanwhile once it is live, each once', async () => {
@@ -657,7 +657,7 @@ describe("two connections' heavy COUNTs", () => {
 });
 
 describe('replays that a stored restart cut off', () => {
-  const relay = useRelay({ workers: 2, config: { ...NO_TIME_LIMIT, deliver_queue: 16, query_threads: 1,
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, ...NO_TIME_LIMIT, deliver_queue: 16, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });
 
   it('are asked again after the resume, and every lost event arrives once', async () => {
@@ -685,7 +685,7 @@ describe('replays that a stored restart cut off', () => {
 describe('a replay that a stored restart cut off part way', () => {
   /* One lost range, and a known one: the deliveries past held_deliveries
    * while the history waits, asked for in one replay once it is live. */
-  const relay = useRelay({ workers: 2, config: { ...NO_TIME_LIMIT, held_deliveries: 50, query_threads: 1,
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, ...NO_TIME_LIMIT, held_deliveries: 50, query_threads: 1,
     max_filters: 400, reqs_per_second: 0 } });
 
   it('is asked again, and the events it had sent do not come twice', async () => {
@@ -756,7 +756,7 @@ describe('a restarted worker', () => {
 });
 
 describe('a stored that stops answering', () => {
-  const relay = useRelay({ workers: 1, config: { store_timeout_ms: 1000, answer_timeout_ms: 2500 } });
+  const relay = useRelay({ workers: 1, config: { ...PAUSABLE, store_timeout_ms: 1000, answer_timeout_ms: 2500 } });
 
   it('has the worker answer an EVENT, then a REQ and a COUNT error: after their timeouts, once each',
     async () => {

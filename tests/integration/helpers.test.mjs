@@ -10,7 +10,7 @@ import { WebSocketServer } from 'ws';
 import { verifyEvent, getEventHash } from 'nostr-tools/pure';
 import {
   Client, keypair, signed, signedCanonical, verifyCanonical, canonical, canonicalId,
-  broken, asciiJson, longEscapeJson, plain,
+  broken, asciiJson, longEscapeJson, plain, waitBound,
 } from './lib/client.mjs';
 import { configText, freePort } from './lib/relay.mjs';
 
@@ -175,7 +175,7 @@ describe('Client against a scripted server', () => {
     const c = await Client.open(url);
     c.send(['REQ', 'x']);
     await assert.rejects(c.waitFor((m) => m[0] === 'NEVER', { timeout: 200, what: 'NEVER' }),
-      /timed out after 200 ms waiting for NEVER; unmatched frames: .*unrelated/);
+      new RegExp(`timed out after ${waitBound(200)} ms waiting for NEVER; unmatched frames: .*unrelated`));
     await c.end();
   });
 

@@ -19,7 +19,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { useRelay, until, sleep } from './lib/relay.mjs';
+import { useRelay, until, sleep, PAUSABLE } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 
 const author = keypair();
@@ -168,7 +168,7 @@ describe('stored away for a while', () => {
 });
 
 describe('a worker cut off while stored restarts', () => {
-  const relay = useRelay({ workers: 2, config: { max_limit: 100 } });
+  const relay = useRelay({ workers: 2, config: { ...PAUSABLE, max_limit: 100 } });
 
   it('resumes its live subscriptions with every event it missed, past max_limit', async () => {
     const kp = keypair();
@@ -207,7 +207,7 @@ describe('a worker cut off while stored restarts', () => {
 });
 
 describe('a history cut off by a stored restart', () => {
-  const relay = useRelay({ workers: 1, config: { query_threads: 1, max_filters: 400,
+  const relay = useRelay({ workers: 1, config: { ...PAUSABLE, query_threads: 1, max_filters: 400,
     reqs_per_second: 0 } });
 
   it('is asked again, and the events the client already got do not come twice', async () => {
