@@ -5,6 +5,7 @@
 #include <openssl/sha.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -221,9 +222,10 @@ int auth_add(struct auth_table *t, uint64_t conn_id, const uint8_t pubkey[32])
 	return rc;
 }
 
-int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
+/* Puts copy (owned, or NULL: no memory) in the string field at offset of
+ * conn_id's entry, freeing the one it held.  Returns 0 or ERR_NOMEM. */
+static int auth_note_string(struct auth_table *t, uint64_t conn_id, size_t offset, char *copy)
 {
-	char *copy = strndup(host, AUTH_HOST_MAX - 1);
 	struct auth_entry *e;
 
 	if (!copy)
@@ -231,8 +233,10 @@ int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
 	auth_lock(t);
 	e = auth_entry_get(t, conn_id);
 	if (e) {
-		free(e->host);
-		e->host = copy;
+		char **field = (char **)((char *)e + offset);
+
+		free(*field);
+		*field = copy;
 		copy = NULL;
 	}
 	auth_unlock(t);
@@ -240,23 +244,15 @@ int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
 	return e ? 0 : ERR_NOMEM;
 }
 
+int auth_note_host(struct auth_table *t, uint64_t conn_id, const char *host)
+{
+	return auth_note_string(t, conn_id, offsetof(struct auth_entry, host),
+				strndup(host, AUTH_HOST_MAX - 1));
+}
+
 int auth_note_peer(struct auth_table *t, uint64_t conn_id, const char *ip)
 {
-	char *copy = strdup(ip);
-	struct auth_entry *e;
-
-	if (!copy)
-		return ERR_NOMEM;
-	auth_lock(t);
-	e = auth_entry_get(t, conn_id);
-	if (e) {
-		free(e->peer);
-		e->peer = copy;
-		copy = NULL;
-	}
-	auth_unlock(t);
-	free(copy);
-	return e ? 0 : ERR_NOMEM;
+	return auth_note_string(t, conn_id, offsetof(struct auth_entry, peer), strdup(ip));
 }
 
 size_t auth_peer(struct auth_table *t, uint64_t conn_id, char *out, size_t out_len)

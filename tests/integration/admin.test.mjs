@@ -11,30 +11,11 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Relay, useRelay, itStopsCleanly, binary, run, until } from './lib/relay.mjs';
+import { Relay, useRelay, itStopsCleanly, run, until, relayctlInput as relayctlWith } from './lib/relay.mjs';
 import { keypair, signed, broken, now } from './lib/client.mjs';
 
 const NNGCAT = '/usr/bin/nngcat';
-
-/* relayctl with this relay's config and text on its stdin. */
-function relayctlWith(relay, args, input, timeout = 30000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary('relayctl'), ['-c', relay.configPath, ...args], { cwd: relay.dir });
-    let stdout = '';
-    let stderr = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), timeout);
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
-}
 
 /* relayctl --json COMMAND ARGS, asserted to succeed; the parsed reply. */
 async function ctlJson(relay, ...args) {

@@ -8,30 +8,10 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { useRelay, itStopsCleanly, binary, run } from './lib/relay.mjs';
+import { useRelay, itStopsCleanly, run, relayctlInput as relayctl } from './lib/relay.mjs';
 import { keypair, signed, now } from './lib/client.mjs';
-
-/* relayctl with this relay's config, args, and input (if any) on stdin. */
-function relayctl(relay, args, input = '', timeout = 60000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary('relayctl'), ['-c', relay.configPath, ...args], { cwd: relay.dir });
-    let stdout = '';
-    let stderr = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), timeout);
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-  });
-}
 
 async function importJson(relay, args, input) {
   const r = await relayctl(relay, ['--json', 'import', ...args], input);

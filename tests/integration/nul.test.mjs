@@ -12,9 +12,8 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Relay, binary, itStopsCleanly, useRelay } from './lib/relay.mjs';
+import { Relay, itStopsCleanly, useRelay, relayctlInput as relayctlWith } from './lib/relay.mjs';
 import {
   keypair, signed, signedCanonical, verifyCanonical, takeEventIds, now,
 } from './lib/client.mjs';
@@ -40,24 +39,6 @@ async function fetch(c, ...filters) {
   const r = await c.req(`q${Math.random()}`, ...filters);
   assert.equal(r.closed, null, `REQ ${JSON.stringify(filters)} was closed: ${r.closed}`);
   return r.events;
-}
-
-/* relayctl with the relay's config and input on its stdin. */
-function relayctlWith(relay, args, input, timeout = 30000) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(binary('relayctl'), ['-c', relay.configPath, ...args], { cwd: relay.dir });
-    let stdout = '';
-    let stderr = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), timeout);
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(t);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
 }
 
 describe('strings with U+0000 and other control characters', () => {

@@ -11,13 +11,12 @@
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { useRelay, itStopsCleanly, until, binary } from './lib/relay.mjs';
+import { useRelay, itStopsCleanly, until, relayctlInput } from './lib/relay.mjs';
 import { Client, keypair, signed } from './lib/client.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -58,24 +57,6 @@ async function untilAccepted(c, sk) {
     return ok.ok === true;
   }, { timeout: 30000, interval: 100, what: 'an event accepted after the plugin came back' });
   return ok;
-}
-
-/* relayctl import with input on its stdin; resolves {code, stdout, stderr}. */
-function relayctlImport(relay, input) {
-  return new Promise((resolveP, reject) => {
-    const child = spawn(binary('relayctl'), ['-c', relay.configPath, 'import'], { cwd: relay.dir });
-    let stdout = '';
-    let stderr = '';
-    const t = setTimeout(() => child.kill('SIGKILL'), 30000);
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(t);
-      resolveP({ code, stdout, stderr });
-    });
-    child.stdin.end(input);
-  });
 }
 
 async function pluginStats(relay) {
@@ -139,7 +120,7 @@ describe('plugin: accept, reject, shadowReject (policy.py)', () => {
     const { sk } = keypair();
     const good = signed(sk, { content: 'imported' });
     const bad = signed(sk, { content: 'reject-plain imported' });
-    const r = await relayctlImport(relay, `${JSON.stringify(good)}\n${JSON.stringify(bad)}\n`);
+    const r = await relayctlInput(relay, ['import'], `${JSON.stringify(good)}\n${JSON.stringify(bad)}\n`);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /1 stored, 0 duplicate, 0 superseded, 1 refused/);
     assert.match(r.stderr, /blocked: not today/);

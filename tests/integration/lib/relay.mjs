@@ -416,6 +416,27 @@ export class Relay {
   }
 }
 
+/* relayctl with relay's config and args, input written to its stdin
+ * (bounded by timeout ms, scaled); resolves {code, signal, stdout, stderr}. */
+export function relayctlInput(relay, args, input = '', timeout = 60000) {
+  timeout = waitBound(timeout);
+  return new Promise((resolveP, reject) => {
+    const child = spawn(binary('relayctl'), ['-c', relay.configPath, ...args], { cwd: relay.dir });
+    let stdout = '';
+    let stderr = '';
+    const t = setTimeout(() => child.kill('SIGKILL'), timeout);
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(t);
+      resolveP({ code, signal, stdout, stderr });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(input);
+  });
+}
+
 /* Runs a program to completion (bounded); resolves {code, signal, stdout, stderr}. */
 export function run(bin, args, { cwd, timeout = 10000 } = {}) {
   timeout = waitBound(timeout);
