@@ -26,7 +26,7 @@ CFLAGS ?= -O2 -g
 # must not drop the language, warning and sanitizer flags.
 override CFLAGS += -std=c11 -D_GNU_SOURCE -pthread $(WARN) $(SANFLAGS) -MMD -MP
 override LDFLAGS += -pthread $(SANFLAGS)
-LIBS := -lwebsockets -lev -lcjson -lsecp256k1 -lsqlite3 -lnng -lcrypto -lm
+LIBS := -lwebsockets -lev -lcjson -lsecp256k1 -lsqlite3 -lnng -lcrypto -lz -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lm)
 
 # The commit the binaries report (--version, relay_build_info), from git at

@@ -57,6 +57,14 @@ static const struct config_key config_keys[] = {
 	STR(trusted_proxies, "network", "127.0.0.0/8 ::1", CONFIG_LIVE,
 	    "The peers whose real_ip_header is believed, as IPv4 or IPv6 ranges (CIDR) separated by"
 	    " spaces; other peers keep their own address."),
+	U32(ws_deflate, "network", "0", 0, 1, CONFIG_LIVE,
+	    "1 accepts a client's permessage-deflate offer (RFC 7692) without context takeover either"
+	    " way; 0 declines it, and the relay sends exactly what it sent before."),
+	U32(ws_deflate_min_bytes, "network", "256", 0, 16777216, CONFIG_LIVE,
+	    "Messages shorter than this go out uncompressed to a deflate client (OK, EOSE, CLOSED and"
+	    " short NOTICEs), since compressing them saves nothing."),
+	U32(ws_deflate_level, "network", "6", 1, 9, CONFIG_WORKER,
+	    "The zlib level of outgoing compression: 1 is fastest, 9 smallest."),
 	STR(data_dir, "paths", "./var/data", CONFIG_BOTH,
 	    "The directory of the database (relay.db) and of the full-text index (search.db)."),
 	STR(run_dir, "paths", "./var/run", CONFIG_BOTH,

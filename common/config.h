@@ -31,6 +31,9 @@ struct config {
 	uint32_t listen_check_timeout_ms; /* for connecting and each of a check's two answers */
 	char real_ip_header[32];   /* "" or X-Forwarded-For (relayd/realip.h) */
 	char trusted_proxies[CONFIG_TEXT_MAX]; /* ranges whose real_ip_header counts */
+	uint32_t ws_deflate;           /* 1: accept permessage-deflate (relayd/wsext.h) */
+	uint32_t ws_deflate_min_bytes; /* shorter messages go uncompressed */
+	uint32_t ws_deflate_level;     /* zlib level, 1-9 */
 	/* [paths] */
 	char data_dir[CONFIG_PATH_MAX];
 	char run_dir[CONFIG_PATH_MAX];

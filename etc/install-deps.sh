@@ -8,7 +8,7 @@
 set -eu
 
 packages="gcc make pkg-config libc6-dev libssl-dev libwebsockets-dev libwebsockets-evlib-ev libev-dev libcjson-dev \
-libsecp256k1-dev libsqlite3-dev libnng-dev nng-utils check nodejs npm nginx-light openssl"
+libsecp256k1-dev libsqlite3-dev libnng-dev nng-utils check zlib1g-dev nodejs npm nginx-light openssl"
 
 missing=""
 for p in $packages; do

@@ -48,6 +48,7 @@ static void conn_free(struct conn *c)
 	free(c->pending);
 	count_waits_free(&c->counts);
 	buf_free(&c->rx);
+	buf_free(&c->zrx);
 	outq_clear(&c->out);
 	free(c);
 }

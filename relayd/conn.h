@@ -52,6 +52,14 @@ struct sub {
 	uint8_t viewers[8][32];
 };
 
+/* Where a deflate connection's incoming message is (wsext.h). */
+enum zin_state {
+	ZIN_IDLE,     /* between messages */
+	ZIN_PLAIN,    /* in one sent uncompressed */
+	ZIN_DEFLATED, /* in a compressed one, collected in zrx */
+	ZIN_DROP,     /* refused: the rest is dropped */
+};
+
 struct pending_event {
 	uint32_t request_id;
 	uint8_t id[32];
@@ -64,6 +72,9 @@ struct conn {
 	struct lws *wsi;
 	char ip[64];
 	struct buf rx;       /* the message being reassembled from fragments */
+	bool deflate;        /* permessage-deflate negotiated (wsext.h) */
+	uint8_t zin;         /* where its current message is (enum zin_state) */
+	struct buf zrx;      /* the compressed frames of that message (wsext.h) */
 	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
 	bool ip_counted;     /* iplimit counted it (iplimit_connect) */
 	bool registered;     /* stored was told of a subscription of it: tell it

@@ -40,6 +40,7 @@
 #include "send.h"
 #include "service.h"
 #include "ws.h"
+#include "wsext.h"
 
 /* main.c's own state around the worker's context. */
 struct worker {
@@ -178,7 +179,7 @@ static void relayd_init(struct relayd *r, const char *config, int instance)
 	r->conns = conn_table_new((uint32_t)(r->boot_id >> 44));
 	r->iplimit = iplimit_new(relayd_cfg(r));
 	r->nip86 = nip86_new();
-	if (!r->conns || !r->iplimit || !r->nip86)
+	if (!r->conns || !r->iplimit || !r->nip86 || wsext_init(r))
 		fatalx("out of memory");
 }
 
@@ -248,6 +249,7 @@ int main(int argc, char **argv)
 	buf_free(&r->stats_json);
 	conn_table_free(r->conns);
 	send_batch_free(r->send);
+	wsext_free(r);
 	service_free(r->service);
 	replay_free(r->replay);
 	free((void *)relayd_cfg(r));

@@ -16,14 +16,20 @@ struct shared *shared_new(const char *data, size_t len)
 	s->len = (uint32_t)len;
 	s->expiration = 0;
 	s->commit_seq = 0;
+	s->z = NULL;
+	s->zlen = 0;
+	s->ztail = '\0';
+	s->zstate = 0;
 	memcpy(s->data, data, len);
 	return s;
 }
 
 void shared_unref(struct shared *s)
 {
-	if (s && --s->refs == 0)
+	if (s && --s->refs == 0) {
+		free(s->z);
 		free(s);
+	}
 }
 
 size_t out_item_size(const struct out_item *item)

@@ -20,6 +20,13 @@ struct shared {
 	uint32_t len;
 	int64_t expiration; /* NIP-40 unix seconds, 0: none (shared_new sets 0) */
 	uint64_t commit_seq; /* a live delivery's commit seq, 0: none or ephemeral */
+	/* data and ztail deflated once for every permessage-deflate recipient
+	 * (send.c): zstate 0 not tried yet, 1 z holds zlen bytes, 2 not
+	 * worth it (the compressed form is not shorter). */
+	unsigned char *z;
+	uint32_t zlen;
+	char ztail;
+	uint8_t zstate;
 	char data[];
 };
 

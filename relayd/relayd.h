@@ -35,6 +35,7 @@ struct link;
 struct lws_context;
 struct mailbox;
 struct nip86;
+struct pmdz;
 struct policy_state;
 struct replay;
 struct send_batch;
@@ -53,6 +54,7 @@ struct relayd_stats {
 	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
 	atomic_uint_fast64_t store_timeouts; /* requests stored did not answer in time (service.c) */
 	atomic_uint_fast64_t too_big_closed; /* connections closed with 1009 (ws.c) */
+	atomic_uint_fast64_t inflate_failed; /* closed for compressed data that does not inflate */
 	atomic_uint_fast64_t pings_sent;    /* keepalive pings written (send.c) */
 	atomic_uint_fast64_t ping_timeouts; /* connections closed for not answering one (keepalive.c) */
 };
@@ -79,6 +81,9 @@ struct relayd {
 	struct iplimit *iplimit;    /* service thread only */
 	struct nip86 *nip86;        /* service thread only (nip86.c) */
 	struct replay *replay;      /* service thread only (replay.c) */
+	struct pmdz *pmdz;          /* service thread: its one deflater and inflater (pmdz.h) */
+	unsigned char *inflated;    /* service thread: an inflated message (wsext.h) */
+	size_t inflated_cap;        /* max_message_bytes + 1 */
 	struct policy_state *policy; /* service thread: stored's NIP-86 policy */
 	struct gapcount delivered;  /* service thread: DELIVER numbers, for lost ones */
 	uint16_t keepalive_s;       /* service thread: seconds, set each tick (keepalive.h) */

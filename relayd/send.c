@@ -9,6 +9,7 @@
 #include "../common/log.h"
 #include "conn.h"
 #include "outq.h"
+#include "pmdz.h"
 #include "relayd.h"
 #include "wsframe.h"
 
@@ -152,6 +153,120 @@ static size_t send_put_item(unsigned char *p, const struct out_item *item)
 	return at;
 }
 
+/*
+ * permessage-deflate (RFC 7692), without context takeover: each message is
+ * compressed on its own.  A live event goes to a subscription as a stored
+ * (uncompressed) block holding `["EVENT","<subid>",`, then the event and
+ * `]` deflated once for all recipients and kept with the shared body: the
+ * per-recipient part costs 5 bytes and no zlib call.  A message shorter
+ * than ws_deflate_min_bytes, or that would not shrink, goes as it is
+ * (RSV1 clear).
+ */
+enum send_form {
+	SEND_RAW,     /* as it is */
+	SEND_ZSHARED, /* stored-block head, then the body's shared deflate */
+	SEND_ZSELF,   /* deflated here, alone (no shared body) */
+};
+
+/* Deflates body's JSON and tail, once for every recipient of it. */
+static void send_shared_z(struct relayd *r, struct shared *body, char tail)
+{
+	size_t raw = (size_t)body->len + (tail ? 1 : 0), n;
+	unsigned char *z, *fit;
+
+	if (body->zstate)
+		return;
+	body->zstate = 2;
+	/* Room for raw - 1 bytes and a sync flush: a result that is not
+	 * shorter than raw is not worth sending (ERR_FULL). */
+	z = malloc(raw + 4);
+	if (!z)
+		return;
+	if (pmdz_compress(r->pmdz, body->data, body->len, &tail, tail ? 1 : 0, z, raw + 4, &n)) {
+		free(z);
+		return;
+	}
+	fit = realloc(z, n ? n : 1);
+	body->z = fit ? fit : z;
+	body->zlen = (uint32_t)n;
+	body->ztail = tail;
+	body->zstate = 1;
+}
+
+/* How item goes to c; min is ws_deflate_min_bytes. */
+static enum send_form send_form_of(struct relayd *r, const struct conn *c, const struct out_item *it,
+				   size_t min)
+{
+	size_t raw = out_item_size(it);
+
+	if (!c->deflate || raw < min)
+		return SEND_RAW;
+	if (!it->body)
+		return SEND_ZSELF;
+	if (it->head_len > PMDZ_STORED_MAX)
+		return SEND_RAW;
+	send_shared_z(r, it->body, it->tail);
+	if (it->body->zstate != 1 || it->body->ztail != it->tail)
+		return SEND_RAW;
+	return PMDZ_STORED_HEAD + it->head_len + it->body->zlen < raw ? SEND_ZSHARED : SEND_RAW;
+}
+
+/* The most bytes item takes framed in form f. */
+static size_t send_room(const struct out_item *it, enum send_form f)
+{
+	switch (f) {
+	case SEND_ZSHARED:
+		return WSFRAME_HEADER_MAX + PMDZ_STORED_HEAD + it->head_len + it->body->zlen;
+	case SEND_ZSELF:
+		return WSFRAME_HEADER_MAX + out_item_size(it) + 4; /* pmdz_compress's cap */
+	default:
+		return WSFRAME_HEADER_MAX + out_item_size(it);
+	}
+}
+
+/* Frames item at p as a stored block of its head and the shared deflate
+ * of its body; returns the bytes written. */
+static size_t send_put_zshared(unsigned char *p, const struct out_item *item)
+{
+	size_t len = PMDZ_STORED_HEAD + item->head_len + item->body->zlen;
+	size_t at = wsframe_header(p, len, true);
+
+	pmdz_stored_header(p + at, item->head_len);
+	at += PMDZ_STORED_HEAD;
+	memcpy(p + at, item->head, item->head_len);
+	at += item->head_len;
+	memcpy(p + at, item->body->z, item->body->zlen);
+	return at + item->body->zlen;
+}
+
+/* Frames item (no body) at p deflated, or as it is when that does not
+ * make it shorter; returns the bytes written. */
+static size_t send_put_zself(struct relayd *r, unsigned char *p, const struct out_item *item)
+{
+	unsigned char h[WSFRAME_HEADER_MAX];
+	size_t raw = out_item_size(item), n, hl;
+	char tail = item->tail;
+
+	if (pmdz_compress(r->pmdz, item->head, item->head_len, &tail, tail ? 1 : 0,
+			  p + WSFRAME_HEADER_MAX, raw + 4, &n))
+		return send_put_item(p, item);
+	hl = wsframe_header(h, n, true);
+	memmove(p + hl, p + WSFRAME_HEADER_MAX, n);
+	memcpy(p, h, hl);
+	return hl + n;
+}
+
+/* Frames item at p in form f; returns the bytes written. */
+static size_t send_put(struct relayd *r, unsigned char *p, const struct out_item *item,
+		       enum send_form f)
+{
+	switch (f) {
+	case SEND_ZSHARED: return send_put_zshared(p, item);
+	case SEND_ZSELF: return send_put_zself(r, p, item);
+	default: return send_put_item(p, item);
+	}
+}
+
 /* An unmasked ping with a one-byte payload (RFC 6455 5.5.2): lws hides
  * an empty pong from the callback, so the client must echo something. */
 #define SEND_PING_BYTES 3
@@ -177,6 +292,7 @@ int send_writable(struct relayd *r, struct conn *c)
 {
 	unsigned char *frame;
 	size_t total = 0, used = 0, n_items = 0;
+	size_t min = c->deflate ? relayd_cfg(r)->ws_deflate_min_bytes : 0;
 	int n;
 
 	if (c->closing)
@@ -186,7 +302,7 @@ int send_writable(struct relayd *r, struct conn *c)
 	if (c->ping_due)
 		total = SEND_PING_BYTES;
 	for (struct out_item *it = c->out.first; it; it = it->next) {
-		size_t size = out_item_size(it) + WSFRAME_HEADER_MAX;
+		size_t size = send_room(it, send_form_of(r, c, it, min));
 
 		if (n_items && total + size > SEND_BATCH_BYTES)
 			break;
@@ -203,7 +319,7 @@ int send_writable(struct relayd *r, struct conn *c)
 	for (size_t i = 0; i < n_items; i++) {
 		struct out_item *item = outq_pop(&c->out);
 
-		used += send_put_item(frame + LWS_PRE + used, item);
+		used += send_put(r, frame + LWS_PRE + used, item, send_form_of(r, c, item, min));
 		out_item_free(item);
 	}
 	n = lws_write(c->wsi, frame + LWS_PRE, used, LWS_WRITE_RAW);

@@ -23,11 +23,13 @@
 #include "reply.h"
 #include "send.h"
 #include "service.h"
+#include "wsext.h"
 #include "wsframe.h"
 
 /* lws's per-session storage: a websocket's conn id, or HTTP state. */
 struct ws_session {
 	uint64_t conn_id;
+	struct wsext_neg neg; /* permessage-deflate, during the handshake */
 	struct http_session http;
 };
 
@@ -90,6 +92,7 @@ static int ws_on_open(struct relayd *r, struct lws *wsi, struct ws_session *pss)
 	memcpy(c->ip, ip, sizeof(c->ip));
 	c->ip_counted = counted;
 	c->opened_at = (int64_t)time(NULL);
+	c->deflate = pss->neg.on;
 	pss->conn_id = c->id;
 	keepalive_heard(r, c);
 	ws_prepare_auth(r, wsi, c);
@@ -239,11 +242,16 @@ static void ws_on_close(struct relayd *r, struct ws_session *pss)
 
 /* Every response names the worker, so operators and tests can tell which
  * process a client landed on. */
-static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct lws_process_html_args *a)
+static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct ws_session *pss,
+			     struct lws_process_html_args *a)
 {
 	char value[16];
-	unsigned char *p = (unsigned char *)a->p;
+	unsigned char *p;
 	int n = snprintf(value, sizeof(value), "%d", r->instance);
+
+	if (pss && wsext_answer(wsi, &pss->neg, a))
+		return 1;
+	p = (unsigned char *)a->p;
 
 	if (lws_add_http_header_by_name(wsi, (const unsigned char *)"x-relay-worker:",
 					(const unsigned char *)value, n, &p,
@@ -285,7 +293,8 @@ static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *
 	case LWS_CALLBACK_CLOSED_HTTP: http_on_close(r, &pss->http); return 0;
 	case LWS_CALLBACK_HTTP_BODY: http_on_body(&pss->http, in, len); return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION: return http_on_body_done(r, wsi, &pss->http);
-	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, in);
+	case LWS_CALLBACK_ADD_HEADERS: return ws_on_add_headers(r, wsi, pss, in);
+	case LWS_CALLBACK_CONFIRM_EXTENSION_OKAY: return wsext_confirm(r, wsi, &pss->neg, in);
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED: ws_on_wake(r); return 0;
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
@@ -301,6 +310,34 @@ static int ws_listen_callback(struct lws *wsi, enum lws_callback_reasons reason,
 		return listen_on_ready(lws_get_vhost(wsi), r->listen_fd);
 	return 0;
 }
+
+/* The permessage-deflate extension's callback (wsext.h): lws asks for
+ * its option table when it activates it, and hands it each chunk of a
+ * data frame's payload. */
+static int ws_ext_callback(struct lws_context *ctx, const struct lws_extension *ext,
+			   struct lws *wsi, enum lws_extension_callback_reasons reason, void *user,
+			   void *in, size_t len)
+{
+	static const struct lws_ext_options no_options[] = { { NULL, EXTARG_NONE } };
+	struct relayd *r = lws_context_user(ctx);
+	struct ws_session *pss;
+
+	switch (reason) {
+	case LWS_EXT_CB_CONSTRUCT:
+		*(const struct lws_ext_options **)in = no_options;
+		return 0;
+	case LWS_EXT_CB_PAYLOAD_RX:
+		pss = lws_wsi_user(wsi);
+		return wsext_on_rx(r, pss ? conn_find(r->conns, pss->conn_id) : NULL, wsi, in);
+	default:
+		return 0;
+	}
+}
+
+static const struct lws_extension ws_extensions[] = {
+	{ "permessage-deflate", ws_ext_callback, NULL },
+	{ NULL, NULL, NULL }
+};
 
 static const struct lws_protocols ws_protocols[] = {
 	{ "nostr", ws_callback, sizeof(struct ws_session), 65536, 0, NULL, 0 },
@@ -322,6 +359,7 @@ struct lws_context *ws_create(struct relayd *r)
 	memset(&info, 0, sizeof(info));
 	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
 	info.protocols = ws_protocols;
+	info.extensions = ws_extensions;
 	info.user = r;
 	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8 | LWS_SERVER_OPTION_LIBEV;
 	info.foreign_loops = foreign_loops;

@@ -3,9 +3,14 @@
 
 size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len)
 {
+	return wsframe_header(h, payload_len, false);
+}
+
+size_t wsframe_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len, bool compressed)
+{
 	uint64_t len = payload_len;
 
-	h[0] = 0x81; /* FIN, opcode 1 (text) */
+	h[0] = compressed ? 0xc1 : 0x81; /* FIN, RSV1 if compressed, opcode 1 (text) */
 	if (len < 126) {
 		h[1] = (unsigned char)len;
 		return 2;

@@ -18,6 +18,9 @@
 /* Writes the header of one unfragmented, unmasked text frame carrying
  * payload_len bytes (RFC 6455 5.2) to h; returns its size (2, 4 or 10). */
 size_t wsframe_text_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len);
+/* The same with RSV1 set when compressed: the payload is a message
+ * compressed with permessage-deflate (RFC 7692 6). */
+size_t wsframe_header(unsigned char h[WSFRAME_HEADER_MAX], size_t payload_len, bool compressed);
 
 /* Whether a message passes max bytes, from the have bytes of it already
  * received and the rest its current frame's header still announces (up to
