@@ -284,9 +284,12 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
 # (live NIP-50 matching uses FTS5's tokenizer).
 FUZZ_LIB_SRC := $(filter-out common/listencheck.c common/rundir.c,$(wildcard common/*.c)) $(wildcard proto/*.c)
 
+# relayd's permessage-deflate input path (fuzz_inflate) needs only zlib.
+FUZZ_LIB_SRC += relayd/pmdz.c relayd/pmdoffer.c
+
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(DEPS_STAMP)
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcjson -lsecp256k1 -lsqlite3 -lcrypto
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcjson -lsecp256k1 -lsqlite3 -lcrypto -lz
 
 .PHONY: fuzz
 fuzz: deps $(FUZZ_BIN)

@@ -28,9 +28,20 @@ static struct span pmd_trim(struct span s)
 	return s;
 }
 
+/* Parameter names are compared without case. */
 static bool pmd_is(struct span s, const char *word)
 {
 	return s.n == strlen(word) && strncasecmp(s.p, word, s.n) == 0;
+}
+
+/* The extension's name exactly, as libwebsockets compares it: it asks
+ * about (wsext.h) only the offers so named, and the count must agree. */
+static bool pmd_is_ours(struct span s)
+{
+	static const char name[] = "permessage-deflate";
+
+	s = pmd_trim(s);
+	return s.n == sizeof(name) - 1 && memcmp(s.p, name, s.n) == 0;
 }
 
 /* Cuts s at the first sep outside double quotes: *head gets what is
@@ -80,11 +91,12 @@ static const char *const pmd_names[PMD_NPARAMS] = {
 /* Whether one parameter of an offer can be honoured; records it in seen. */
 static bool pmd_param_ok(struct span param, bool seen[PMD_NPARAMS], bool *smwb)
 {
-	struct span name, value = { NULL, 0 };
+	struct span name = { param.p, 0 }, value;
 	bool has_value;
 	int k;
 
-	pmd_cut(&param, '=', &name);
+	if (!pmd_cut(&param, '=', &name))
+		return false; /* an empty parameter */
 	has_value = name.n < (size_t)(param.p - name.p); /* an '=' was cut */
 	value = pmd_trim(param);
 	name = pmd_trim(name);
@@ -130,14 +142,12 @@ int pmdoffer_choose(const char *hdr, size_t len, int lws_safe, struct pmdoffer_c
 	out->offer = -1;
 	out->answer[0] = '\0';
 	/* Counted first, so that "the last offer" is known (lws_safe). */
-	for (struct span r = rest; pmd_cut(&r, ',', &elem);) {
-		pmd_cut(&elem, ';', &name);
-		total += pmd_is(pmd_trim(name), "permessage-deflate");
-	}
+	for (struct span r = rest; pmd_cut(&r, ',', &elem);)
+		total += pmd_cut(&elem, ';', &name) && pmd_is_ours(name);
 	while (pmd_cut(&rest, ',', &elem)) {
 		bool has_params, smwb;
 
-		if (!pmd_cut(&elem, ';', &name) || !pmd_is(pmd_trim(name), "permessage-deflate"))
+		if (!pmd_cut(&elem, ';', &name) || !pmd_is_ours(name))
 			continue;
 		has_params = pmd_trim(elem).n > 0 || name.n < (size_t)(elem.p - name.p);
 		seen++;
