@@ -100,6 +100,9 @@ static const struct key_case keys[] = {
 	U(listen_check_timeout_ms, "1000", 100, 5000, "3000"),
 	S(real_ip_header, "", "X-Forwarded-For"),
 	S(trusted_proxies, "127.0.0.0/8 ::1", "10.0.0.0/8 fd00::/8"),
+	U(ws_deflate, "0", 0, 1, "1"),
+	U(ws_deflate_min_bytes, "256", 0, 16777216, "64"),
+	U(ws_deflate_level, "6", 1, 9, "1"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
@@ -790,6 +793,7 @@ static const struct {
 	{ "deliver_queue", "the worker" },
 	{ "listen_check_ms", "the worker" },
 	{ "listen_check_timeout_ms", "the worker" },
+	{ "ws_deflate_level", "the worker" },
 };
 
 /* What a worker says to restart for key, or NULL when it applies it. */
