@@ -74,6 +74,7 @@ struct conn {
 	struct buf rx;       /* the message being reassembled from fragments */
 	bool deflate;        /* permessage-deflate negotiated (wsext.h) */
 	uint8_t zin;         /* where its current message is (enum zin_state) */
+	bool zin_midframe;   /* the last chunk lws passed did not end its frame */
 	struct buf zrx;      /* the compressed frames of that message (wsext.h) */
 	bool rx_paused;      /* not read until its lane has room (MAIL_RESUME) */
 	bool ip_counted;     /* iplimit counted it (iplimit_connect) */

@@ -7,7 +7,6 @@
 
 #include "../common/err.h"
 #include "../common/log.h"
-#include "../common/utf8.h"
 #include "conn.h"
 #include "pmdoffer.h"
 #include "pmdz.h"
@@ -115,6 +114,20 @@ static void wsext_refuse(struct relayd *r, struct conn *c, enum lws_close_status
 	send_close(c, status, why);
 }
 
+/* Whether the n bytes at p (valid UTF-8 so far, lws checks that) end
+ * between two characters rather than inside one. */
+static bool wsext_utf8_whole(const unsigned char *p, size_t n)
+{
+	size_t i = n, want;
+
+	while (i > 0 && n - i < 4 && (p[i - 1] & 0xC0) == 0x80)
+		i--;
+	if (i == 0)
+		return true; /* nothing but continuation bytes: lws refused those */
+	want = p[i - 1] >= 0xF0 ? 4 : p[i - 1] >= 0xE0 ? 3 : p[i - 1] >= 0xC0 ? 2 : 1;
+	return n - (i - 1) >= want;
+}
+
 /* The whole compressed message is in c->zrx: inflate it into r->inflated. */
 static int wsext_inflate(struct relayd *r, struct conn *c, struct wsext_bufs *io)
 {
@@ -130,7 +143,7 @@ static int wsext_inflate(struct relayd *r, struct conn *c, struct wsext_bufs *io
 	}
 	/* lws checks the UTF-8 of what it is given, but not that the
 	 * message ends between two characters when an extension made it. */
-	if (rc || utf8_prefix((const char *)r->inflated, n, n) != n) {
+	if (rc || !wsext_utf8_whole(r->inflated, n)) {
 		wsext_refuse(r, c, LWS_CLOSE_STATUS_INVALID_PAYLOAD, "invalid compressed data");
 		return WSEXT_EMPTY_NONFINAL;
 	}
@@ -158,23 +171,46 @@ static int wsext_collect(struct relayd *r, struct conn *c, struct lws *wsi,
 	return wsext_inflate(r, c, io);
 }
 
+/* lws also calls with no payload: after it passed a frame's payload in
+ * bulk, and for a frame without any.  Only a compressed message's empty
+ * last frame matters then. */
+static int wsext_on_empty(struct relayd *r, struct conn *c, struct lws *wsi,
+			  struct wsext_bufs *io)
+{
+	io->out = io->in;
+	io->out.len = 0;
+	if (c->zin == ZIN_DEFLATED)
+		return lws_is_final_fragment(wsi) ? wsext_inflate(r, c, io) : WSEXT_EMPTY_NONFINAL;
+	if (c->zin == ZIN_PLAIN && lws_is_final_fragment(wsi))
+		c->zin = ZIN_IDLE;
+	return WSEXT_PASS;
+}
+
+/* Takes the chunk without passing anything on. */
+static int wsext_swallow(struct wsext_bufs *io)
+{
+	io->in.len = 0;
+	io->out.len = 0;
+	return WSEXT_EMPTY_NONFINAL;
+}
+
 int wsext_on_rx(struct relayd *r, struct conn *c, struct lws *wsi, struct wsext_bufs *io)
 {
-	bool rsv1 = (lws_get_reserved_bits(wsi) & 0x40) != 0;
+	bool rsv1 = (lws_get_reserved_bits(wsi) & 0x40) != 0, new_frame;
 
-	if (!c || c->closing || c->zin == ZIN_DROP) {
-		io->in.len = 0;
-		io->out.len = 0;
-		return WSEXT_EMPTY_NONFINAL;
-	}
+	if (!c || c->closing || c->zin == ZIN_DROP)
+		return wsext_swallow(io);
+	if (io->in.len <= 0)
+		return wsext_on_empty(r, c, wsi, io);
+	/* lws passes a frame's payload on in chunks, each seeing its RSV1. */
+	new_frame = !c->zin_midframe;
+	c->zin_midframe = lws_remaining_packet_payload(wsi) != 0;
 	if (c->zin == ZIN_IDLE) {
 		c->zin = rsv1 ? ZIN_DEFLATED : ZIN_PLAIN;
-	} else if (rsv1) {
+	} else if (rsv1 && new_frame) {
 		/* RFC 7692 6.1: only a message's first frame has RSV1. */
 		wsext_refuse(r, c, LWS_CLOSE_STATUS_PROTOCOL_ERR, "RSV1 on a continuation frame");
-		io->in.len = 0;
-		io->out.len = 0;
-		return WSEXT_EMPTY_NONFINAL;
+		return wsext_swallow(io);
 	}
 	if (c->zin == ZIN_DEFLATED)
 		return wsext_collect(r, c, wsi, io);

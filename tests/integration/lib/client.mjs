@@ -62,18 +62,27 @@ export class Client {
 
   /* Opens a websocket to url (must be ws://127.0.0.1:...).  Resolves once the
    * handshake completed; .worker holds the X-Relay-Worker header value.
-   * headers go with the handshake (a Host naming another host, say). */
-  static open(url, { timeout = DEFAULT_TIMEOUT_MS, headers = {} } = {}) {
+   * headers go with the handshake (a Host naming another host, say).
+   * perMessageDeflate goes to ws as it is (ws offers deflate by default);
+   * .extensions holds the Sec-WebSocket-Extensions answer, or null. */
+  static open(url, { timeout = DEFAULT_TIMEOUT_MS, headers = {}, perMessageDeflate } = {}) {
     if (!/^ws:\/\/127\.0\.0\.1:\d+\/?$/.test(url))
       throw new Error(`tests only connect to 127.0.0.1, not ${url}`);
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { handshakeTimeout: waitBound(timeout), headers });
-      let worker = null;
+      const options = { handshakeTimeout: waitBound(timeout), headers };
+      if (perMessageDeflate !== undefined) options.perMessageDeflate = perMessageDeflate;
+      const ws = new WebSocket(url, options);
+      let worker = null, extensions = null;
       ws.once('upgrade', (res) => {
         const h = res.headers['x-relay-worker'];
         worker = h === undefined ? null : Number(h);
+        extensions = res.headers['sec-websocket-extensions'] ?? null;
       });
-      ws.once('open', () => resolve(new Client(ws, worker)));
+      ws.once('open', () => {
+        const c = new Client(ws, worker);
+        c.extensions = extensions;
+        resolve(c);
+      });
       ws.once('error', (err) => reject(new Error(`connect ${url}: ${err.message}`)));
       ws.once('unexpected-response', (req, res) =>
         reject(new Error(`connect ${url}: HTTP ${res.statusCode} instead of 101`)));
