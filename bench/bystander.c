@@ -62,7 +62,7 @@ static int bystander_load(const struct bystander_opts *o, const struct ws_url *u
 	}
 	cfg = (struct ingest_cfg){ url, &ev, o->count > 0 && (size_t)o->count < ev.count
 						     ? (uint64_t)o->count : ev.count,
-				   (int)o->conns, (int)o->window, o->timeout, NULL, bystander_tick, meter };
+				   (int)o->conns, (int)o->window, o->timeout, NULL, bystander_tick, meter, 0 };
 	rc = ingest_run(&cfg, st) ? 1 : 0;
 	evfile_free(&ev);
 	return rc;

@@ -30,6 +30,7 @@ struct conns_opts {
 	const char *url, *pids;
 	long count, batch;
 	double settle, hold, timeout;
+	long deflate;
 };
 
 struct conns_run {
@@ -156,7 +157,7 @@ static int conns_go(struct conns_run *r, struct usage_meter *m)
 
 	r->ws = calloc((size_t)r->o->count, sizeof(*r->ws));
 	r->loop = ws_loop_new(1u << 20);
-	if (!slots || !r->ws || !r->loop) {
+	if (!slots || !r->ws || !r->loop || (r->o->deflate && ws_loop_offer_deflate(r->loop))) {
 		free(slots);
 		free(r->ws);
 		ws_loop_free(r->loop);
@@ -182,7 +183,7 @@ static int conns_go(struct conns_run *r, struct usage_meter *m)
 
 int cmd_conns(int argc, char **argv)
 {
-	struct conns_opts o = { "ws://127.0.0.1:7777", "", 10000, 256, 3, 0, 120 };
+	struct conns_opts o = { "ws://127.0.0.1:7777", "", 10000, 256, 3, 0, 120, 0 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "count", CLI_INT, &o.count, "connections to open" },
@@ -191,6 +192,7 @@ int cmd_conns(int argc, char **argv)
 		{ "hold", CLI_DOUBLE, &o.hold, "seconds to keep them open after measuring" },
 		{ "timeout", CLI_DOUBLE, &o.timeout, "bound on opening them, seconds" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "deflate", CLI_INT, &o.deflate, "1: offer permessage-deflate" },
 	};
 	int rc = cli_parse("Opens idle connections and reports the relay's RSS per connection.", opts,
 			   CLI_COUNT(opts), argc, argv);

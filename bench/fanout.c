@@ -25,6 +25,7 @@ struct fo_opts {
 	const char *url, *pids;
 	long subs, rate, size, threads, seed, timeline_ms;
 	double duration, drain, setup;
+	long deflate; /* 1: every connection offers permessage-deflate */
 };
 
 /* The publisher's connection and what it has learnt. */
@@ -183,6 +184,17 @@ static double fo_delivery_rate(struct fo_run *r, uint64_t got)
 	return last > r->t0_ns ? (double)got * 1e9 / (double)(last - r->t0_ns) : 0;
 }
 
+/* Bytes the subscribers read, handshakes and EOSEs included (a few
+ * hundred per subscriber, next to the deliveries). */
+static uint64_t fo_wire_in(const struct fo_run *r)
+{
+	uint64_t n = 0;
+
+	for (long i = 0; i < r->o->threads; i++)
+		n += ws_loop_bytes_in(r->th[i].loop);
+	return n;
+}
+
 static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t got, uint64_t dup,
 			   uint64_t unparsed, uint64_t closed, int lost)
 {
@@ -215,6 +227,9 @@ static void fo_report_line(struct fo_run *r, const struct hist *lat, uint64_t go
 	report_num(&rep, "other_cpu_pct", r->u.other_cpu_pct, 1);
 	report_num(&rep, "steal_pct", r->u.steal_pct, 1);
 	report_num(&rep, "sub_thread_cpu_pct_max", r->sub_cpu_pct, 1);
+	report_int(&rep, "deflate", o->deflate);
+	report_int(&rep, "sub_wire_in_bytes", (int64_t)fo_wire_in(r));
+	report_num(&rep, "wire_bytes_per_delivery", got ? (double)fo_wire_in(r) / (double)got : 0, 1);
 	report_end(&rep);
 }
 
@@ -323,6 +338,7 @@ static int fo_start_threads(struct fo_run *r, const struct ws_url *url, atomic_i
 		t->max_events = max_events;
 		t->max_s = o->setup + o->duration + o->drain + 30;
 		t->stop = stop;
+		t->deflate = o->deflate != 0;
 		if (fo_thread_start(t))
 			return (int)i;
 	}
@@ -339,7 +355,8 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 	r.cpu0_s = calloc((size_t)o->threads, sizeof(*r.cpu0_s));
 	r.loop = ws_loop_new(1u << 20);
 	r.pub.signer = nostr_signer_new();
-	if (!r.th || !r.cpu0_s || !r.loop || !r.pub.signer) {
+	if (!r.th || !r.cpu0_s || !r.loop || !r.pub.signer ||
+	    (o->deflate && ws_loop_offer_deflate(r.loop))) {
 		free(r.th);
 		free(r.cpu0_s);
 		ws_loop_free(r.loop);
@@ -368,7 +385,7 @@ static int fo_go(const struct fo_opts *o, const struct ws_url *url, struct usage
 
 int cmd_fanout(int argc, char **argv)
 {
-	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 0, 10, 10, 60 };
+	struct fo_opts o = { "ws://127.0.0.1:7777", "", 100, 1000, 200, 1, 1, 0, 10, 10, 60, 0 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "subs", CLI_INT, &o.subs, "subscriber connections" },
@@ -380,6 +397,7 @@ int cmd_fanout(int argc, char **argv)
 		{ "setup", CLI_DOUBLE, &o.setup, "seconds allowed to open and subscribe" },
 		{ "seed", CLI_INT, &o.seed, "seed of the publisher's key" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "deflate", CLI_INT, &o.deflate, "1: offer permessage-deflate on every connection" },
 		{ "timeline", CLI_INT, &o.timeline_ms,
 		  "also print, per this many ms of publishing, the events' worst deliveries" },
 	};

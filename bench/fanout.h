@@ -37,6 +37,7 @@ struct fo_thread {
 	uint32_t max_events;
 	double max_s;      /* the thread stops by itself after this long */
 	atomic_int *stop;  /* shared by all threads */
+	bool deflate;      /* offer permessage-deflate */
 	/* read by the publisher while running */
 	atomic_int opened; /* connections whose handshake succeeded */
 	atomic_int ready;  /* subscriptions that had their EOSE */

@@ -146,7 +146,8 @@ int fo_thread_start(struct fo_thread *t)
 	t->subs = calloc((size_t)t->nsubs, sizeof(*t->subs));
 	if (t->timeline)
 		t->worst_us = calloc(t->max_events, sizeof(*t->worst_us));
-	if (!t->loop || !t->lat || !t->subs || (t->timeline && !t->worst_us))
+	if (!t->loop || !t->lat || !t->subs || (t->timeline && !t->worst_us) ||
+	    (t->deflate && ws_loop_offer_deflate(t->loop)))
 		return ERR_NOMEM;
 	for (int i = 0; i < t->nsubs; i++) {
 		t->subs[i].t = t;

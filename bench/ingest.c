@@ -205,7 +205,8 @@ static int ing_setup(struct ingest *g)
 	g->st->seconds = calloc(g->st->nseconds, sizeof(*g->st->seconds));
 	g->loop = ws_loop_new(64u << 20);
 	g->conns = calloc((size_t)cfg->conns, sizeof(*g->conns));
-	if (!g->st->ok_latency || !g->st->seconds || !g->loop || !g->conns)
+	if (!g->st->ok_latency || !g->st->seconds || !g->loop || !g->conns ||
+	    (cfg->deflate && ws_loop_offer_deflate(g->loop)))
 		return ERR_NOMEM;
 	for (int i = 0; i < cfg->conns; i++) {
 		struct ing_conn *c = &g->conns[i];
@@ -248,6 +249,10 @@ int ingest_run(const struct ingest_cfg *cfg, struct ingest_stats *out)
 	if (!rc) {
 		ing_loop(&g);
 		ing_finish(&g);
+	}
+	if (g.loop) {
+		out->wire_out = ws_loop_bytes_out(g.loop);
+		out->wire_in = ws_loop_bytes_in(g.loop);
 	}
 	ws_loop_free(g.loop);
 	for (int i = 0; g.conns && i < cfg->conns; i++)

@@ -31,6 +31,7 @@ struct ingest_cfg {
 	/* Called about every 100 ms on the engine's thread (NULL: none). */
 	void (*tick)(void *arg);
 	void *tick_arg;
+	int deflate;      /* offer permessage-deflate: EVENTs go compressed */
 };
 
 #define INGEST_MAX_WORKERS 16
@@ -45,6 +46,7 @@ struct ingest_stats {
 	uint64_t sent, accepted, duplicate, rejected, unanswered, notices;
 	int conns_opened, conns_failed, conns_lost; /* lost: closed while in use */
 	double elapsed_s;        /* first EVENT sent to last OK received */
+	uint64_t wire_out, wire_in; /* bytes written and read, handshakes included */
 	struct hist *ok_latency; /* EVENT sent -> its OK; owned by the stats */
 	char first_reject[160];  /* the message of the first OK false that was not a duplicate */
 	int per_worker[INGEST_MAX_WORKERS + 1]; /* connections per X-Relay-Worker (last: other) */

@@ -19,6 +19,7 @@ struct ingest_opts {
 	const char *url, *file, *pids, *acked;
 	long count, conns, window, timeline;
 	double timeout;
+	long deflate;
 };
 
 /* One line per second: what was answered in it and the slowest OK. */
@@ -69,6 +70,8 @@ static void ingest_print(const struct ingest_opts *o, const struct ingest_stats 
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
 	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
 	report_num(&r, "steal_pct", u->steal_pct, 1);
+	report_int(&r, "deflate", o->deflate);
+	report_num(&r, "wire_out_bytes_per_event", s->sent ? (double)s->wire_out / (double)s->sent : 0, 1);
 	report_end(&r);
 }
 
@@ -92,7 +95,8 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 	}
 	cfg = (struct ingest_cfg){ url, &ev, o->count > 0 && (size_t)o->count < ev.count
 						     ? (uint64_t)o->count : ev.count,
-				   (int)o->conns, (int)o->window, o->timeout, acked, ingest_tick, meter };
+				   (int)o->conns, (int)o->window, o->timeout, acked, ingest_tick, meter,
+				   (int)o->deflate };
 	usage_start(meter);
 	if (ingest_run(&cfg, &st)) {
 		evfile_free(&ev);
@@ -118,13 +122,14 @@ static int ingest_go(const struct ingest_opts *o, const struct ws_url *url,
 
 int cmd_ingest(int argc, char **argv)
 {
-	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 0, 1, 16, 0, 600 };
+	struct ingest_opts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 0, 1, 16, 0, 600, 0 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "events, one JSON object a line (loadgen gen)" },
 		{ "count", CLI_INT, &o.count, "publish only the first n events (0: all)" },
 		{ "conns", CLI_INT, &o.conns, "connections" },
 		{ "window", CLI_INT, &o.window, "EVENTs in flight per connection" },
+		{ "deflate", CLI_INT, &o.deflate, "1: offer permessage-deflate (EVENTs go compressed)" },
 		{ "timeout", CLI_DOUBLE, &o.timeout, "seconds before giving up" },
 		{ "timeline", CLI_INT, &o.timeline, "1: print what each second answered" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },

@@ -41,6 +41,7 @@ struct qopts {
 	const char *url, *file, *pids, *only;
 	long count, warmup, limit, seed;
 	double duration;
+	long deflate;
 };
 
 struct qrun;
@@ -57,6 +58,7 @@ struct qrun {
 	bool waiting;
 	int only; /* the one class asked (--class), or -1 for the mix */
 	uint64_t done, closed, lost;
+	uint64_t wire_in0, wire_in; /* bytes read when timing began, and in all */
 	struct hist *all, *per_kind[8];
 };
 
@@ -279,6 +281,8 @@ static void q_report(struct qrun *q, double secs, const struct usage_report *u)
 	report_num(&r, "loadgen_cpu_pct", u->self_cpu_pct, 1);
 	report_num(&r, "other_cpu_pct", u->other_cpu_pct, 1);
 	report_num(&r, "steal_pct", u->steal_pct, 1);
+	report_int(&r, "deflate", q->o->deflate);
+	report_num(&r, "wire_bytes_per_query", q->done ? (double)q->wire_in / (double)q->done : 0, 1);
 	report_end(&r);
 }
 
@@ -293,8 +297,10 @@ static void q_loop(struct qrun *q, struct ws_loop *loop, double *secs)
 		ws_loop_poll(loop, 10000);
 	while (q->open && !q->gone && q->seq < total && clock_ns() < end) {
 		if (!q->waiting) {
-			if (q->seq == (uint64_t)q->o->warmup)
+			if (q->seq == (uint64_t)q->o->warmup) {
 				t0 = clock_ns();
+				q->wire_in0 = ws_loop_bytes_in(loop);
+			}
 			q_send(q);
 		} else if (clock_ns() - q->sent_ns > Q_GIVE_UP_NS) {
 			q_end(q, false, true);
@@ -303,6 +309,7 @@ static void q_loop(struct qrun *q, struct ws_loop *loop, double *secs)
 		ws_loop_poll(loop, 100000);
 	}
 	*secs = t0 ? (double)(clock_ns() - t0) / 1e9 : 0;
+	q->wire_in = ws_loop_bytes_in(loop) - q->wire_in0;
 }
 
 static int q_go(struct qrun *q, const struct ws_url *url, struct usage_meter *meter)
@@ -314,6 +321,8 @@ static int q_go(struct qrun *q, const struct ws_url *url, struct usage_meter *me
 	q->all = hist_new();
 	for (int i = 0; i < 8; i++)
 		q->per_kind[i] = hist_new();
+	if (loop && q->o->deflate)
+		ws_loop_offer_deflate(loop);
 	q->ws = loop ? ws_connect(loop, url, &q_handlers, q) : NULL;
 	if (q->ws) {
 		usage_start(meter);
@@ -333,7 +342,7 @@ static int q_go(struct qrun *q, const struct ws_url *url, struct usage_meter *me
 
 int cmd_query(int argc, char **argv)
 {
-	struct qopts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 2000, 100, 50, 1, 120 };
+	struct qopts o = { "ws://127.0.0.1:7777", "events.jsonl", "", "", 2000, 100, 50, 1, 120, 0 };
 	const struct cli_opt opts[] = {
 		{ "url", CLI_STR, &o.url, "relay (loopback only)" },
 		{ "file", CLI_STR, &o.file, "the events the database was loaded with" },
@@ -343,6 +352,7 @@ int cmd_query(int argc, char **argv)
 		{ "duration", CLI_DOUBLE, &o.duration, "bound on the run, seconds" },
 		{ "seed", CLI_INT, &o.seed, "seed of the query mix" },
 		{ "pids", CLI_STR, &o.pids, "relay pids to measure, comma-separated" },
+		{ "deflate", CLI_INT, &o.deflate, "1: offer permessage-deflate" },
 		{ "class", CLI_STR, &o.only, "only this class of the mix (author_nolimit, ...)" },
 	};
 	int rc = cli_parse("Times REQs to EOSE on a loaded database.", opts, CLI_COUNT(opts), argc,

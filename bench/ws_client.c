@@ -63,6 +63,23 @@ struct ws_loop *ws_loop_new(size_t max_message)
 	return l;
 }
 
+int ws_loop_offer_deflate(struct ws_loop *l)
+{
+	if (!l->z)
+		l->z = ws_z_new();
+	return l->z ? 0 : ERR_NOMEM;
+}
+
+uint64_t ws_loop_bytes_in(const struct ws_loop *l)
+{
+	return l->bytes_in;
+}
+
+uint64_t ws_loop_bytes_out(const struct ws_loop *l)
+{
+	return l->bytes_out;
+}
+
 static void ws_conn_free(struct ws_conn *c)
 {
 	buf_free(&c->in);
@@ -106,6 +123,8 @@ void ws_loop_free(struct ws_loop *l)
 	}
 	ws_free_dead(l);
 	close(l->epfd);
+	ws_z_free(l->z);
+	buf_free(&l->zbuf);
 	free(l);
 }
 
@@ -169,7 +188,7 @@ static struct ws_conn *ws_conn_new(struct ws_loop *l, int fd, const struct ws_ur
 	c->ud = ud;
 	c->msg_op = -1;
 	if (ws_handshake_key(c->key) ||
-	    ws_handshake_request(&c->out, u->host, u->port, u->path, c->key) ||
+	    ws_handshake_request(&c->out, u->host, u->port, u->path, c->key, l->z != NULL) ||
 	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		ws_conn_free(c);
 		return NULL;
@@ -221,9 +240,18 @@ int ws__queue(struct ws_conn *c, int opcode, const struct iovec *iov, int iovcnt
 
 int ws_send_textv(struct ws_conn *c, const struct iovec *iov, int iovcnt)
 {
+	struct ws_loop *l = c->loop;
+	struct iovec z;
+
 	if (c->state != WS_OPEN)
 		return ERR_CLOSED;
-	return ws__queue(c, WS_OP_TEXT, iov, iovcnt);
+	if (!c->deflate)
+		return ws__queue(c, WS_OP_TEXT, iov, iovcnt);
+	if (ws_z_deflate(l->z, iov, iovcnt, &l->zbuf))
+		return ERR_NOMEM;
+	z.iov_base = l->zbuf.data;
+	z.iov_len = l->zbuf.len;
+	return ws__queue(c, WS_OP_TEXT | WS_RSV1, &z, 1);
 }
 
 int ws_send_text(struct ws_conn *c, const char *data, size_t len)
@@ -264,6 +292,7 @@ int ws_flush(struct ws_conn *c)
 			return 0;
 		}
 		c->out_off += (size_t)n;
+		c->loop->bytes_out += (size_t)n;
 	}
 	buf_reset(&c->out);
 	c->out_off = 0;
@@ -320,6 +349,7 @@ static void ws_on_readable(struct ws_conn *c)
 	}
 	c->in.len += (size_t)n;
 	c->in.data[c->in.len] = '\0';
+	c->loop->bytes_in += (size_t)n;
 	ws__recv(c);
 }
 

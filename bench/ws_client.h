@@ -65,6 +65,15 @@ int ws_url_parse(const char *text, struct ws_url *out);
  */
 struct ws_loop *ws_loop_new(size_t max_message);
 
+/* Makes the loop's new connections offer permessage-deflate (RFC 7692,
+ * no context takeover); those that get it compress what they send and
+ * inflate what comes compressed.  Returns 0 or ERR_NOMEM. */
+int ws_loop_offer_deflate(struct ws_loop *l);
+
+/* Bytes read from and written to the loop's sockets so far. */
+uint64_t ws_loop_bytes_in(const struct ws_loop *l);
+uint64_t ws_loop_bytes_out(const struct ws_loop *l);
+
 /* Closes every connection abruptly (no handlers run) and frees the loop. NULL-safe. */
 void ws_loop_free(struct ws_loop *l);
 

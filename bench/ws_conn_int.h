@@ -12,6 +12,7 @@
 #include "../common/buf.h"
 #include "rng.h"
 #include "ws_client.h"
+#include "ws_deflate.h"
 #include "ws_handshake.h"
 
 enum ws_state {
@@ -40,6 +41,8 @@ struct ws_conn {
 	size_t out_off;
 	struct buf msg; /* a fragmented message being joined */
 	int msg_op;     /* its opcode, or -1 */
+	bool msg_z;     /* it is compressed (RSV1 on its first frame) */
+	bool deflate;   /* the handshake accepted permessage-deflate */
 };
 
 struct ws_loop {
@@ -50,6 +53,9 @@ struct ws_loop {
 	size_t live;
 	size_t max_message;
 	struct rng rng; /* mask keys */
+	struct ws_zstreams *z; /* set: offer permessage-deflate (ws_deflate.h) */
+	struct buf zbuf;       /* a message compressed or inflated */
+	uint64_t bytes_in, bytes_out; /* on the wire, handshakes included */
 };
 
 /* Ends c: closes the socket, runs on_close(err) once, queues it for freeing. */

@@ -7,7 +7,7 @@
 #include "../common/err.h"
 
 /* Writes the header (with mask key) into hdr; returns its length. */
-static size_t ws_frame_header(uint8_t hdr[14], enum ws_opcode op, bool fin, size_t len,
+static size_t ws_frame_header(uint8_t hdr[14], int op, bool fin, size_t len,
 			      uint32_t mask_key)
 {
 	size_t n = 2;
@@ -97,14 +97,23 @@ static bool ws_opcode_known(unsigned op)
 
 int ws_frame_decode(const uint8_t *data, size_t len, size_t max_payload, struct ws_frame *f)
 {
+	return ws_frame_decode_ext(data, len, max_payload, false, f);
+}
+
+int ws_frame_decode_ext(const uint8_t *data, size_t len, size_t max_payload, bool rsv1_ok,
+			struct ws_frame *f)
+{
 	size_t hlen = 2;
 	uint64_t plen;
 	unsigned op;
+	bool rsv1;
 
 	if (len < 2)
 		return 0;
 	op = data[0] & 0x0f;
-	if ((data[0] & 0x70) || (data[1] & 0x80) || !ws_opcode_known(op))
+	rsv1 = (data[0] & 0x40) != 0;
+	if ((data[0] & 0x30) || (rsv1 && (!rsv1_ok || op >= WS_OP_CLOSE)) || (data[1] & 0x80) ||
+	    !ws_opcode_known(op))
 		return ERR_INVAL;
 	plen = data[1] & 0x7f;
 	if (plen == 126 || plen == 127) {
@@ -123,7 +132,7 @@ int ws_frame_decode(const uint8_t *data, size_t len, size_t max_payload, struct 
 		return ERR_TOOBIG;
 	if (len - hlen < plen)
 		return 0;
-	*f = (struct ws_frame){ (enum ws_opcode)op, (data[0] & 0x80) != 0, data + hlen,
+	*f = (struct ws_frame){ (enum ws_opcode)op, (data[0] & 0x80) != 0, rsv1, data + hlen,
 				(size_t)plen, hlen + (size_t)plen };
 	return 1;
 }

@@ -25,10 +25,15 @@ enum ws_opcode {
 	WS_OP_PONG = 0xa,
 };
 
+/* Or'ed into an opcode given to ws_frame_appendv(): RSV1, a compressed
+ * message's first frame (RFC 7692 6). */
+#define WS_RSV1 0x40
+
 /* The payload of one received frame; payload points into the input. */
 struct ws_frame {
 	enum ws_opcode opcode;
 	bool fin;
+	bool rsv1;        /* compressed (only when decoding allowed it) */
 	const uint8_t *payload;
 	size_t len;
 	size_t frame_len; /* header + payload: bytes to consume */
@@ -51,5 +56,9 @@ int ws_frame_append(struct buf *out, enum ws_opcode op, bool fin, const void *pa
  * a protocol error and ERR_TOOBIG for a payload above max_payload.
  */
 int ws_frame_decode(const uint8_t *data, size_t len, size_t max_payload, struct ws_frame *f);
+
+/* The same, with RSV1 allowed on a data frame when rsv1_ok. */
+int ws_frame_decode_ext(const uint8_t *data, size_t len, size_t max_payload, bool rsv1_ok,
+			struct ws_frame *f);
 
 #endif

@@ -38,7 +38,7 @@ void ws_handshake_accept(const char *key, char accept[29])
 }
 
 int ws_handshake_request(struct buf *out, const char *host, uint16_t port, const char *path,
-			 const char *key)
+			 const char *key, bool deflate)
 {
 	char text[512];
 	int n = snprintf(text, sizeof(text),
@@ -48,8 +48,11 @@ int ws_handshake_request(struct buf *out, const char *host, uint16_t port, const
 			 "Connection: Upgrade\r\n"
 			 "Sec-WebSocket-Key: %s\r\n"
 			 "Sec-WebSocket-Version: 13\r\n"
+			 "%s"
 			 "\r\n",
-			 path, host, (unsigned)port, key);
+			 path, host, (unsigned)port, key,
+			 deflate ? "Sec-WebSocket-Extensions: permessage-deflate; "
+				   "client_no_context_takeover; client_max_window_bits\r\n" : "");
 
 	if (n < 0 || (size_t)n >= sizeof(text))
 		return ERR_INVAL;
@@ -77,7 +80,7 @@ static int ws_has_word(const char *value, size_t vlen, const char *word)
 }
 
 struct ws_head_seen {
-	int upgrade, connection, accept, worker;
+	int upgrade, connection, accept, worker, deflate;
 };
 
 /* Looks at one header line "Name: value" (len bytes, no CRLF). */
@@ -103,13 +106,15 @@ static void ws_header(const char *line, size_t len, const char *want_accept,
 		seen->connection = ws_has_word(v, vlen, "upgrade");
 	else if (nlen == 20 && !strncasecmp(line, "Sec-WebSocket-Accept", 20))
 		seen->accept = vlen == 28 && !memcmp(v, want_accept, 28);
+	else if (nlen == 24 && !strncasecmp(line, "Sec-WebSocket-Extensions", 24))
+		seen->deflate = ws_has_word(v, vlen, "permessage-deflate");
 	else if (nlen == 14 && !strncasecmp(line, "X-Relay-Worker", 14))
 		seen->worker = atoi(v);
 }
 
-int ws_handshake_check(const char *head, size_t len, const char *key, int *worker)
+int ws_handshake_check(const char *head, size_t len, const char *key, int *worker, int *deflate)
 {
-	struct ws_head_seen seen = { 0, 0, 0, -1 };
+	struct ws_head_seen seen = { 0, 0, 0, -1, 0 };
 	char accept[29];
 	const char *p = head, *end = head + len;
 
@@ -127,5 +132,6 @@ int ws_handshake_check(const char *head, size_t len, const char *key, int *worke
 		p = eol;
 	}
 	*worker = seen.worker;
+	*deflate = seen.deflate;
 	return seen.upgrade && seen.connection && seen.accept ? 0 : ERR_INVAL;
 }

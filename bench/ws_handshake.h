@@ -10,6 +10,7 @@
 #ifndef BENCH_WS_HANDSHAKE_H
 #define BENCH_WS_HANDSHAKE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,9 +24,10 @@ int ws_handshake_key(char key[WS_KEY_LEN + 1]);
 /* The Sec-WebSocket-Accept value a server must send for key, into accept (29 bytes). */
 void ws_handshake_accept(const char *key, char accept[29]);
 
-/* Appends the upgrade request for host:port and path to out.  Returns 0 or ERR_NOMEM. */
+/* Appends the upgrade request for host:port and path to out, offering
+ * permessage-deflate when deflate is set.  Returns 0 or ERR_NOMEM. */
 int ws_handshake_request(struct buf *out, const char *host, uint16_t port, const char *path,
-			 const char *key);
+			 const char *key, bool deflate);
 
 /*
  * Length of the response head in data (through the blank line), or 0 while
@@ -36,9 +38,10 @@ size_t ws_handshake_head_len(const char *data, size_t len);
 /*
  * Checks a complete response head (len bytes from ws_handshake_head_len)
  * against key.  Returns 0 and sets *worker to X-Relay-Worker (or -1 when
- * absent), or ERR_INVAL when the status is not 101 or a required header is
- * missing or wrong.
+ * absent) and *deflate to whether the answer accepted permessage-deflate,
+ * or ERR_INVAL when the status is not 101 or a required header is missing
+ * or wrong.
  */
-int ws_handshake_check(const char *head, size_t len, const char *key, int *worker);
+int ws_handshake_check(const char *head, size_t len, const char *key, int *worker, int *deflate);
 
 #endif

@@ -13,21 +13,36 @@
 static size_t ws_recv_handshake(struct ws_conn *c)
 {
 	size_t head = ws_handshake_head_len(c->in.data, c->in.len);
+	int deflate = 0;
 
 	if (!head)
 		return 0;
-	if (ws_handshake_check(c->in.data, head, c->key, &c->worker)) {
+	if (ws_handshake_check(c->in.data, head, c->key, &c->worker, &deflate) ||
+	    (deflate && !c->loop->z)) {
 		ws__teardown(c, ERR_INVAL);
 		return head;
 	}
+	c->deflate = deflate;
 	c->state = WS_OPEN;
 	if (c->h->on_open)
 		c->h->on_open(c, c->ud);
 	return head;
 }
 
-static void ws_deliver(struct ws_conn *c, const uint8_t *data, size_t len)
+static void ws_deliver(struct ws_conn *c, const uint8_t *data, size_t len, bool compressed)
 {
+	struct ws_loop *l = c->loop;
+	int rc;
+
+	if (compressed) {
+		rc = ws_z_inflate(l->z, data, len, l->max_message, &l->zbuf);
+		if (rc) {
+			ws__teardown(c, rc);
+			return;
+		}
+		data = (const uint8_t *)l->zbuf.data;
+		len = l->zbuf.len;
+	}
 	if (c->state == WS_OPEN && c->h->on_message)
 		c->h->on_message(c, (const char *)data, len, c->ud);
 }
@@ -43,23 +58,29 @@ static void ws_recv_data(struct ws_conn *c, const struct ws_frame *f)
 		ws__teardown(c, ERR_INVAL); /* a continuation of nothing */
 		return;
 	}
+	if (f->opcode == WS_OP_CONT && f->rsv1) {
+		ws__teardown(c, ERR_INVAL); /* RFC 7692 6.1: RSV1 on the first frame only */
+		return;
+	}
 	if (f->opcode != WS_OP_CONT && f->fin) {
-		ws_deliver(c, f->payload, f->len);
+		ws_deliver(c, f->payload, f->len, f->rsv1);
 		return;
 	}
 	if (c->msg.len + f->len > c->loop->max_message) {
 		ws__teardown(c, ERR_TOOBIG);
 		return;
 	}
-	if (f->opcode != WS_OP_CONT)
+	if (f->opcode != WS_OP_CONT) {
 		c->msg_op = f->opcode;
+		c->msg_z = f->rsv1;
+	}
 	if (buf_append(&c->msg, f->payload, f->len)) {
 		ws__teardown(c, ERR_NOMEM);
 		return;
 	}
 	if (f->fin) {
 		c->msg_op = -1;
-		ws_deliver(c, (const uint8_t *)c->msg.data, c->msg.len);
+		ws_deliver(c, (const uint8_t *)c->msg.data, c->msg.len, c->msg_z);
 		buf_reset(&c->msg);
 	}
 }
@@ -105,7 +126,8 @@ static size_t ws_recv_frames(struct ws_conn *c, size_t off)
 	int rc;
 
 	while (c->state == WS_OPEN || c->state == WS_CLOSING) {
-		rc = ws_frame_decode(base + off, c->in.len - off, c->loop->max_message, &f);
+		rc = ws_frame_decode_ext(base + off, c->in.len - off, c->loop->max_message,
+					 c->deflate, &f);
 		if (rc < 0)
 			ws__teardown(c, rc);
 		if (rc <= 0)
