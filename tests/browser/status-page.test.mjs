@@ -6,12 +6,14 @@
  * (events stored after the test published some), the URL to paste into a
  * client, the version and the uptime, with units and thousands separators
  * on the limits.  A screenshot is kept
- * next to the test run for a human look.
+ * next to the test run for a human look.  And a page that opens a
+ * websocket with ws_deflate = 1 must negotiate permessage-deflate and read
+ * a compressed event intact.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, existsSync, rmSync } from 'node:fs';
+import { mkdtempSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useRelay, until } from '../integration/lib/relay.mjs';
@@ -29,6 +31,46 @@ function chromium(args) {
     rmSync(profile, { recursive: true, force: true });
   }
 }
+
+/* A page whose script opens a websocket to url, asks for the event id,
+ * and writes what it got and the negotiated extensions into the DOM.
+ * Headless Chromium's virtual time does not wait for a websocket, so the
+ * script keeps a fetch of /stats.json pending until the answer is in.  The
+ * page is a file in dir: Chromium refuses a data: page's requests to
+ * loopback (Private Network Access). */
+function wsPage(dir, url, id) {
+  const stats = `${url.replace('ws://', 'http://')}/stats.json`;
+  const script = `const ws = new WebSocket(${JSON.stringify(url)}); const got = []; let done = false;
+ws.onopen = () => ws.send(JSON.stringify(['REQ', 'b', { ids: [${JSON.stringify(id)}] }]));
+ws.onmessage = (m) => { got.push(JSON.parse(m.data));
+  if (got[got.length - 1][0] === 'EOSE') { document.getElementById('out').textContent =
+    JSON.stringify({ extensions: ws.extensions, got }); done = true; ws.close(); } };
+ws.onclose = (e) => { if (!done) document.getElementById('out').textContent = 'closed ' + e.code; done = true; };
+(async () => { for (let i = 0; i < 500 && !done; i++)
+  await fetch(${JSON.stringify(stats)}, { mode: 'no-cors' }).catch(() => {}); })();`;
+  const file = join(dir, 'ws.html');
+  writeFileSync(file, `<pre id="out">waiting</pre><script>${script}</script>`);
+  return `file://${file}`;
+}
+
+describe('permessage-deflate in a browser', () => {
+  const relay = useRelay({ workers: 1, config: { ws_deflate: 1 } });
+
+  it('Chromium negotiates it and reads a compressed event intact', async () => {
+    const kp = keypair();
+    const c = await relay.connect();
+    const ev = signed(kp.sk, { content: 'compressible '.repeat(100) });
+    assert.equal((await c.publish(ev)).ok, true);
+    const run = chromium(['--virtual-time-budget=5000', '--dump-dom', wsPage(relay.dir, relay.url, ev.id)]);
+    assert.equal(run.status, 0, run.stderr);
+    const m = run.stdout.match(/<pre id="out">([^<]*)<\/pre>/);
+    assert.ok(m, run.stdout);
+    const out = JSON.parse(m[1].replace(/&quot;/g, '"').replace(/&amp;/g, '&'));
+    assert.equal(out.extensions,
+      'permessage-deflate; server_no_context_takeover; client_no_context_takeover');
+    assert.deepEqual(out.got, [['EVENT', 'b', ev], ['EOSE', 'b']]);
+  });
+});
 
 describe('the status page in a browser', () => {
   const relay = useRelay({
