@@ -57,7 +57,7 @@ static const struct config_key config_keys[] = {
 	STR(trusted_proxies, "network", "127.0.0.0/8 ::1", CONFIG_LIVE,
 	    "The peers whose real_ip_header is believed, as IPv4 or IPv6 ranges (CIDR) separated by"
 	    " spaces; other peers keep their own address."),
-	U32(ws_deflate, "network", "0", 0, 1, CONFIG_LIVE,
+	U32(ws_deflate, "network", "1", 0, 1, CONFIG_LIVE,
 	    "1 accepts a client's permessage-deflate offer (RFC 7692) without context takeover either"
 	    " way; 0 declines it, and the relay sends exactly what it sent before."),
 	U32(ws_deflate_min_bytes, "network", "256", 0, 16777216, CONFIG_LIVE,

@@ -104,10 +104,17 @@ int wsext_answer(struct lws *wsi, struct wsext_neg *neg, struct lws_process_html
 static void wsext_refuse(struct relayd *r, struct conn *c, enum lws_close_status status,
 			 const char *why)
 {
-	if (status == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE)
+	char too_big[64];
+
+	if (status == LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE) {
+		/* The words ws.c closes an uncompressed one with. */
+		snprintf(too_big, sizeof(too_big), "message too big (max %u bytes)",
+			 relayd_cfg(r)->max_message_bytes);
+		why = too_big;
 		atomic_fetch_add(&r->stats.too_big_closed, 1);
-	else
+	} else {
 		atomic_fetch_add(&r->stats.inflate_failed, 1);
+	}
 	log_debug("closing %s: %s", c->ip, why);
 	buf_free(&c->zrx);
 	c->zin = ZIN_DROP;
@@ -138,7 +145,7 @@ static int wsext_inflate(struct relayd *r, struct conn *c, struct wsext_bufs *io
 	buf_free(&c->zrx); /* an idle connection holds no compressed bytes */
 	c->zin = ZIN_IDLE;
 	if (rc == ERR_TOOBIG) {
-		wsext_refuse(r, c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message too big");
+		wsext_refuse(r, c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "");
 		return WSEXT_EMPTY_NONFINAL;
 	}
 	/* lws checks the UTF-8 of what it is given, but not that the
@@ -161,7 +168,7 @@ static int wsext_collect(struct relayd *r, struct conn *c, struct lws *wsi,
 	io->in.len = 0;
 	io->out.len = 0;
 	if (c->zrx.len + len > relayd_cfg(r)->max_message_bytes) {
-		wsext_refuse(r, c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "message too big");
+		wsext_refuse(r, c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE, "");
 		return WSEXT_EMPTY_NONFINAL;
 	}
 	if (buf_append(&c->zrx, io->in.token, len))

@@ -100,7 +100,7 @@ static const struct key_case keys[] = {
 	U(listen_check_timeout_ms, "1000", 100, 5000, "3000"),
 	S(real_ip_header, "", "X-Forwarded-For"),
 	S(trusted_proxies, "127.0.0.0/8 ::1", "10.0.0.0/8 fd00::/8"),
-	U(ws_deflate, "0", 0, 1, "1"),
+	U(ws_deflate, "1", 0, 1, "0"),
 	U(ws_deflate_min_bytes, "256", 0, 16777216, "64"),
 	U(ws_deflate_level, "6", 1, 9, "1"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
