@@ -102,7 +102,7 @@ static const struct key_case keys[] = {
 	S(trusted_proxies, "127.0.0.0/8 ::1", "10.0.0.0/8 fd00::/8"),
 	U(ws_deflate, "1", 0, 1, "0"),
 	U(ws_deflate_min_bytes, "256", 0, 16777216, "64"),
-	U(ws_deflate_level, "6", 1, 9, "1"),
+	U(ws_deflate_level, "1", 1, 9, "6"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
