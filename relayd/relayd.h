@@ -54,7 +54,6 @@ struct relayd_stats {
 	atomic_uint_fast64_t requests_on_loop; /* requests the loop parsed itself (ingress.c) */
 	atomic_uint_fast64_t store_timeouts; /* requests stored did not answer in time (service.c) */
 	atomic_uint_fast64_t too_big_closed; /* connections closed with 1009 (ws.c) */
-	atomic_uint_fast64_t inflate_failed; /* closed for compressed data that does not inflate */
 	atomic_uint_fast64_t pings_sent;    /* keepalive pings written (send.c) */
 	atomic_uint_fast64_t ping_timeouts; /* connections closed for not answering one (keepalive.c) */
 };

@@ -112,8 +112,6 @@ static void wsext_refuse(struct relayd *r, struct conn *c, enum lws_close_status
 			 relayd_cfg(r)->max_message_bytes);
 		why = too_big;
 		atomic_fetch_add(&r->stats.too_big_closed, 1);
-	} else {
-		atomic_fetch_add(&r->stats.inflate_failed, 1);
 	}
 	log_debug("closing %s: %s", c->ip, why);
 	buf_free(&c->zrx);
