@@ -252,7 +252,6 @@ static int ws_on_add_headers(struct relayd *r, struct lws *wsi, struct ws_sessio
 	if (pss && wsext_answer(wsi, &pss->neg, a))
 		return 1;
 	p = (unsigned char *)a->p;
-
 	if (lws_add_http_header_by_name(wsi, (const unsigned char *)"x-relay-worker:",
 					(const unsigned char *)value, n, &p,
 					(unsigned char *)a->p + a->max_len))
