@@ -110,6 +110,19 @@ START_TEST(over_with_huge_lengths)
 }
 END_TEST
 
+/* RFC 7692 6: a compressed message's frame has RSV1 set, nothing else. */
+START_TEST(compressed_sets_rsv1)
+{
+	unsigned char h[WSFRAME_HEADER_MAX], plain[WSFRAME_HEADER_MAX];
+
+	ck_assert_uint_eq(wsframe_header(h, 300, true), 4);
+	ck_assert_uint_eq(wsframe_header(plain, 300, false), 4);
+	ck_assert_uint_eq(h[0], 0xc1);
+	ck_assert_uint_eq(plain[0], 0x81);
+	ck_assert(h[1] == plain[1] && h[2] == plain[2] && h[3] == plain[3]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wsframe");
@@ -119,6 +132,7 @@ int main(void)
 	tcase_add_test(tc, random_lengths);
 	tcase_add_test(tc, over_at_the_limit);
 	tcase_add_test(tc, over_with_huge_lengths);
+	tcase_add_test(tc, compressed_sets_rsv1);
 	suite_add_tcase(s, tc);
 	return suite_run(s);
 }
