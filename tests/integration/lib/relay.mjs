@@ -115,7 +115,7 @@ export async function until(cond, { timeout = START_TIMEOUT_MS, interval = 25, w
 }
 
 /* One spawned daemon: its child process, its output, its exit. */
-class Proc {
+export class Proc {
   constructor(name, bin, args, cwd) {
     if (!existsSync(bin)) throw new Error(`${bin} does not exist (run make; RELAY_BUILD=${BUILD})`);
     this.name = name;
