@@ -8,7 +8,8 @@
  * Cases: NIP-01 end to end; workers with a certificate of another CA or
  * with none refused; the S-W link down for 5 s during ingest (nothing
  * acknowledged lost, EVENT answered error: at once while down, the same
- * subscription delivering again after); tc netem delay and loss on the link.
+ * subscription delivering again after, EVENT and REQ answered error: at
+ * once while it is down); tc netem delay and loss on the link.
  * Every wait is on a condition.  Skipped where namespaces cannot be made.
  */
 import { describe, it, before, after } from 'node:test';
@@ -72,8 +73,9 @@ class NetRelay {
       link_tls_key_file: join(this.dir, `${cert}.key`),
       link_tls_server_name: 'stored',
       link_timeout_ms: 2000,
-      /* An EVENT's error: then comes from the link, never from this. */
+      /* An EVENT's or a REQ's error: then comes from the link, never from these. */
       store_timeout_ms: 600000,
+      answer_timeout_ms: 3600000,
       ...extra,
     }));
     return path;
@@ -238,6 +240,8 @@ describe('workers in another network namespace over mutual TLS', { skip: problem
       /* The worker notices the silence, and then answers at once. */
       await relay.waitLog(w[1], /stored sent nothing for/, 'worker 1 to close the silent link');
       await until(() => errors > 0, { timeout: 30000, what: 'an EVENT answered error: while the link is down' });
+      const refused = await pub.req('while-down', { kinds: [1], limit: 1 });
+      assert.match(refused.closed ?? '', /^error:/);
       await sleep(Math.max(0, 5000 - (Date.now() - down)));
       relay.net.link(relay.W, relay.S, true);
       await until(() => [1, 2].every((n) => /connected to stored; registering/.test(w[n].log.slice(marks[n - 1]))),
