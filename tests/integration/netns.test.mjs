@@ -6,7 +6,7 @@
  *
  * The test's clients reach the workers from C through lib/nsforward.mjs.
  * Cases: NIP-01 end to end; workers with a certificate of another CA or
- * with none refused; the S-W link down for 5 s during ingest (nothing
+ * without TLS refused, and a TLS client without a certificate; the S-W link down for 5 s during ingest (nothing
  * acknowledged lost, EVENT answered error: at once while down, the same
  * subscription delivering again after, EVENT and REQ answered error: at
  * once while it is down); tc netem delay and loss on the link.
@@ -14,7 +14,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -185,7 +185,7 @@ describe('workers in another network namespace over mutual TLS', { skip: problem
     await b.end();
   });
 
-  it('refuses a worker whose certificate another CA signed, and one without TLS', async () => {
+  it('refuses a worker whose certificate another CA signed, one without TLS, and a TLS client without a certificate', async () => {
     const stranger = relay.worker(3, 'stranger', 'relayd3', { port: PORT + 1, log_level: 'debug' });
     const plain = relay.worker(4, 'worker', 'relayd4', {
       port: PORT + 2, link_insecure: 1, log_level: 'debug',
@@ -205,6 +205,16 @@ describe('workers in another network namespace over mutual TLS', { skip: problem
       assert.doesNotMatch(p.log, /accepting connections/);
     }
     assert.doesNotMatch(relay.stored.log, /worker [34] \(pid/);
+    /* A TLS client that shows no certificate is cut off in the handshake;
+     * the same client with the workers' certificate gets through. */
+    const dial = (...cert) => spawnSync(IP, ['netns', 'exec', relay.W, 'nngcat', '--req0', '--dial',
+      `tls+tcp://[${STORED_ADDR}]:7801`, '--insecure', ...cert, '--data', 'x', '--recv-timeout', '1'],
+    { timeout: 20000, encoding: 'utf8' });
+    const bare = dial();
+    assert.notEqual(bare.status, 0);
+    assert.match(bare.stderr, /Unable to dial/);
+    const certified = dial('--cert', join(relay.dir, 'worker.pem'), '--key', join(relay.dir, 'worker.key'));
+    assert.equal(certified.status, 0, certified.stderr);
     for (const p of [stranger, plain]) {
       p.child.kill('SIGTERM');
       await p.waitExit();
