@@ -187,13 +187,27 @@ static bool link_wait_for_loop(struct relayd *r)
 	return true;
 }
 
-static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
+/* What a message received as kind is: a remote worker's deliveries come
+ * on its reply channel (stored/pub.h). */
+static enum mail_kind link_kind(nng_msg *msg, enum mail_kind kind)
 {
+	const uint8_t *data = nng_msg_body(msg);
+
+	if (kind == MAIL_RPC && nng_msg_len(msg) >= 2 && data[1] == MSG_DELIVER)
+		return MAIL_DELIVER;
+	return kind;
+}
+
+static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind as)
+{
+	bool delivers = as == MAIL_DELIVER || r->link->remote_reply;
+	enum mail_kind kind;
 	nng_msg *msg;
 	struct mail *m;
 
-	while ((kind != MAIL_DELIVER || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
+	while ((!delivers || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
 		atomic_store(&r->link->heard_ms, deadline_now_ms());
+		kind = link_kind(msg, as);
 		m = mail_new(kind, 0);
 		if (!m) {
 			nng_msg_free(msg);

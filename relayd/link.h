@@ -9,7 +9,8 @@
  * instance) is where stored answers, once our HELLO has told it the boot id.
  * sub (SUB, dials stored-pub.ipc or link_pub_url) receives this worker's
  * DELIVER messages and the METRICS and POLICY sent to all workers (topics:
- * msg_topic()).  They dial in the background and redial forever, so
+ * msg_topic()); with link_reply_url its DELIVERs come on reply instead
+ * (stored/pub.h says why).  They dial in the background and redial forever, so
  * stored may start after the workers or restart.  A tcp link that stays
  * silent for link_timeout_ms (stored publishes METRICS every second) is
  * closed and dialled again, since a pulled cable closes nothing by itself.

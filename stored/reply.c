@@ -184,6 +184,32 @@ static int reply_try_send(struct stored *s, const struct rpc_return *to, const v
 	return 0;
 }
 
+int reply_deliver(struct stored *s, uint16_t worker, const void *payload, size_t len)
+{
+	nng_socket sock = NNG_SOCKET_INITIALIZER;
+	nng_msg *msg;
+
+	if (worker >= STORED_MAX_WORKERS)
+		return ERR_CLOSED;
+	pthread_mutex_lock(&s->workers_lock);
+	if (s->replies[worker].open)
+		sock = s->replies[worker].sock;
+	pthread_mutex_unlock(&s->workers_lock);
+	if (nng_socket_id(sock) <= 0)
+		return ERR_CLOSED;
+	if (nng_msg_alloc(&msg, 0))
+		return ERR_NOMEM;
+	if (nng_msg_append(msg, payload, len)) {
+		nng_msg_free(msg);
+		return ERR_NOMEM;
+	}
+	if (nng_sendmsg(sock, msg, NNG_FLAG_NONBLOCK)) {
+		nng_msg_free(msg);
+		return ERR_FULL;
+	}
+	return 0;
+}
+
 int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len)
 {
 	int rc = reply_try_send(s, to, payload, len);

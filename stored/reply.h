@@ -44,6 +44,14 @@ int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id);
  */
 int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
 
+/*
+ * Sends worker's DELIVER payload on its reply channel without waiting
+ * (pub.h says when): dropped, never queued beyond nng's buffer, when the
+ * channel is full, so a slow worker costs the broadcaster nothing.  Any
+ * thread.  Returns 0, ERR_CLOSED (no channel), ERR_FULL or ERR_NOMEM.
+ */
+int reply_deliver(struct stored *s, uint16_t worker, const void *payload, size_t len);
+
 /* Ends a history, resume or replay for subscription serial of conn_id
  * with QUERY_DONE refused: its client gets CLOSED with why (a replay's
  * worker only stops waiting).  Returns as reply_send(). */
