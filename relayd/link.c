@@ -41,6 +41,7 @@ struct link {
 	bool remote_reply;          /* reply dials stored (link_reply_url) */
 	atomic_int_fast64_t heard_ms; /* when stored last sent anything */
 	int64_t hello_sent_ms;      /* service thread: this link's HELLO, 0: none */
+	int64_t watched_ms;         /* service thread: the last link_watch() */
 	atomic_bool hello_acked;    /* its HELLO_ACK arrived */
 	int64_t down_since_ms;      /* service thread: 0 while the link is up */
 	unsigned redials;           /* service thread: fresh dialers this outage */
@@ -198,16 +199,33 @@ static enum mail_kind link_kind(nng_msg *msg, enum mail_kind kind)
 	return kind;
 }
 
+/* A DELIVER that came on the reply channel while the service thread has
+ * deliver_queue of them waiting is dropped, not waited for: the replies
+ * behind it must not wait.  The worker counts the gap and asks for what it
+ * lost, as after nng's own drops on the SUB socket. */
+static bool link_drop_delivery(struct relayd *r, enum mail_kind kind, enum mail_kind as)
+{
+	return kind != as &&
+	       atomic_load(&r->link->delivers_waiting) >= relayd_cfg(r)->deliver_queue;
+}
+
 static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind as)
 {
-	bool delivers = as == MAIL_DELIVER || r->link->remote_reply;
 	enum mail_kind kind;
 	nng_msg *msg;
 	struct mail *m;
 
-	while ((!delivers || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
+	/* A remote worker's sub socket carries no DELIVER (stored/pub.h), so
+	 * it never waits: its METRICS are what tells a live link. */
+	bool waits = as == MAIL_DELIVER && !r->link->remote_reply;
+
+	while ((!waits || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
 		atomic_store(&r->link->heard_ms, deadline_now_ms());
 		kind = link_kind(msg, as);
+		if (link_drop_delivery(r, kind, as)) {
+			nng_msg_free(msg);
+			continue;
+		}
 		m = mail_new(kind, 0);
 		if (!m) {
 			nng_msg_free(msg);
@@ -386,12 +404,21 @@ static void link_watch_ack(struct relayd *r, int64_t now_ms)
  * for link_timeout_ms is closed here, which fails what waits on it at once
  * (MAIL_LINK_DOWN) and dials again.  An ipc link closes by itself.
  */
-static bool link_watch_silence(struct relayd *r, int64_t now_ms)
+static bool link_watch_silence(struct relayd *r, int64_t now_ms, int64_t unwatched)
 {
 	int64_t silent = now_ms - atomic_load(&r->link->heard_ms);
-	uint32_t limit = relayd_cfg(r)->link_timeout_ms;
+	int64_t limit = relayd_cfg(r)->link_timeout_ms;
 
-	if (!r->link->remote || limit == 0 || silent < (int64_t)limit)
+	if (!r->link->remote || limit == 0)
+		return false;
+	/* This worker itself did not run for a while (stopped, or starved on
+	 * a busy machine): its receive threads did not either, so the silence
+	 * says nothing of the link.  It gets a fresh window. */
+	if (unwatched > limit / 2) {
+		atomic_store(&r->link->heard_ms, now_ms);
+		return false;
+	}
+	if (silent < limit)
 		return false;
 	log_warnx("stored sent nothing for %lld ms; closing the link and dialing again",
 		  (long long)silent);
@@ -402,12 +429,14 @@ static bool link_watch_silence(struct relayd *r, int64_t now_ms)
 
 void link_watch(struct relayd *r, int64_t now_ms)
 {
+	int64_t unwatched = now_ms - r->link->watched_ms;
 	bool up;
 
+	r->link->watched_ms = now_ms;
 	pthread_mutex_lock(&r->link->lock);
 	up = r->link->announced;
 	pthread_mutex_unlock(&r->link->lock);
-	if (up && link_watch_silence(r, now_ms))
+	if (up && link_watch_silence(r, now_ms, unwatched))
 		return;
 	if (up) {
 		r->link->down_since_ms = 0;

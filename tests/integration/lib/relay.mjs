@@ -71,6 +71,22 @@ export function freePort() {
   });
 }
 
+/* RELAY_TEST_LINK=tcp runs every relay of a test file with its workers on
+ * tcp:// over loopback instead of ipc:// (the [link] keys, README
+ * "Workers on other hosts"), so any file checks its guarantees there too.
+ * Returns those keys, or {} for ipc (the default). */
+async function linkConfig() {
+  if ((process.env.RELAY_TEST_LINK ?? 'ipc') === 'ipc') return {};
+  if (process.env.RELAY_TEST_LINK !== 'tcp') throw new Error('RELAY_TEST_LINK must be ipc or tcp');
+  let reply;
+  do reply = await freePort(); while (reply > 65000);
+  return {
+    link_rpc_url: `tcp://127.0.0.1:${await freePort()}`,
+    link_pub_url: `tcp://127.0.0.1:${await freePort()}`,
+    link_reply_url: `tcp://127.0.0.1:${reply}`,
+  };
+}
+
 /* Config text: `key = value` lines under a comment, in the given order. */
 export function configText(entries) {
   const lines = ['# written by tests/integration/lib/relay.mjs', ''];
@@ -206,6 +222,7 @@ export class Relay {
   async start() {
     this.dir = this.reuseDir ?? mkdtempSync(join(tmpdir(), 'relay-it-'));
     this.port = this.port ?? await freePort();
+    this.link = this.link ?? await linkConfig();
     this.runDir = join(this.dir, this.defaultDirs ? 'var/run' : 'run');
     this.dataDir = join(this.dir, this.defaultDirs ? 'var/data' : 'data');
     this.config = {
@@ -215,6 +232,7 @@ export class Relay {
       data_dir: this.defaultDirs ? undefined : this.dataDir,
       run_dir: this.defaultDirs ? undefined : this.runDir,
       log_level: 'info',
+      ...this.link,
       ...this.extraConfig,
     };
     this.configPath = join(this.dir, 'relay.conf');
