@@ -42,6 +42,7 @@ struct link {
 	atomic_int_fast64_t heard_ms; /* when stored last sent anything */
 	int64_t hello_sent_ms;      /* service thread: this link's HELLO, 0: none */
 	int64_t watched_ms;         /* service thread: the last link_watch() */
+	unsigned unacked;           /* service thread: HELLOs unanswered in a row */
 	atomic_bool hello_acked;    /* its HELLO_ACK arrived */
 	int64_t down_since_ms;      /* service thread: 0 while the link is up */
 	unsigned redials;           /* service thread: fresh dialers this outage */
@@ -387,15 +388,27 @@ static void link_watch_hello(struct relayd *r)
  * stored does not take it (another protocol version, most likely). */
 #define LINK_HELLO_ACK_MS 5000
 
+/* A remote worker whose HELLO went unanswered dials again, so that stored
+ * tries its reply channel again (a listen on its port can fail while
+ * another socket holds the port): the new link sends a new HELLO. */
 static void link_watch_ack(struct relayd *r, int64_t now_ms)
 {
-	if (!r->link->hello_sent_ms || atomic_load(&r->link->hello_acked) ||
-	    now_ms - r->link->hello_sent_ms < LINK_HELLO_ACK_MS)
+	if (atomic_load(&r->link->hello_acked)) {
+		r->link->unacked = 0;
 		return;
-	log_warnx("stored has not answered this worker's HELLO in %d ms: a stored of another"
-		  " protocol version (this worker speaks %u) drops it, and says so in its log",
-		  LINK_HELLO_ACK_MS, msg_version());
+	}
+	if (!r->link->hello_sent_ms || now_ms - r->link->hello_sent_ms < LINK_HELLO_ACK_MS)
+		return;
+	if (r->link->unacked++ == 0)
+		log_warnx("stored has not answered this worker's HELLO in %d ms: a stored of another"
+			  " protocol version (this worker speaks %u) drops it, and says so in its"
+			  " log%s", LINK_HELLO_ACK_MS, msg_version(),
+			  r->link->remote ? "; dialing again" : "");
+	else
+		log_debug("HELLO unanswered again (%u)", r->link->unacked);
 	r->link->hello_sent_ms = 0; /* once per link */
+	if (r->link->remote)
+		link_redial(r);
 }
 
 /*

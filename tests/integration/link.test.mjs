@@ -13,24 +13,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { keypair, signed } from './lib/client.mjs';
-import { Proc, Relay, binary, configText, freePort, run, until } from './lib/relay.mjs';
+import { Proc, Relay, binary, configText, freeLinkPorts, freePort, run, until } from './lib/relay.mjs';
 
-/* A base port for the replies: workers 1 and 2 take the two after it
- * (free in practice: the kernel hands out ephemeral ports at random). */
-async function replyBase() {
-  for (;;) {
-    const p = await freePort();
-    if (p < 65000) return p;
-  }
-}
 
 describe('workers on tcp:// over loopback', () => {
   const relay = new Relay({ workers: 2 });
   before(async () => {
+    const [rpc, pub, reply] = await freeLinkPorts();
     relay.extraConfig = {
-      link_rpc_url: `tcp://127.0.0.1:${await freePort()}`,
-      link_pub_url: `tcp://[::1]:${await freePort()}`,
-      link_reply_url: `tcp://127.0.0.1:${await replyBase()}`,
+      link_rpc_url: `tcp://127.0.0.1:${rpc}`,
+      link_pub_url: `tcp://[::1]:${pub}`,
+      link_reply_url: `tcp://127.0.0.1:${reply}`,
     };
     await relay.start();
   });
@@ -96,6 +89,7 @@ describe('link URLs the daemons refuse at start', () => {
 describe('a worker of another protocol version', () => {
   it('is named in stored\'s log when its HELLO arrives', async () => {
     const relay = new Relay({ workers: 1 });
+    relay.link = {}; /* ipc, whatever RELAY_TEST_LINK says: nngcat dials its socket */
     await relay.start();
     try {
       const hello = join(relay.dir, 'hello.bin');

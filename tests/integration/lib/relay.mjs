@@ -16,7 +16,7 @@
  * Every wait here is bounded; a failure message carries the logs.
  */
 import { spawn, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -78,13 +78,34 @@ export function freePort() {
 async function linkConfig() {
   if ((process.env.RELAY_TEST_LINK ?? 'ipc') === 'ipc') return {};
   if (process.env.RELAY_TEST_LINK !== 'tcp') throw new Error('RELAY_TEST_LINK must be ipc or tcp');
-  let reply;
-  do reply = await freePort(); while (reply > 65000);
+  const [rpc, pub, reply] = await freeLinkPorts();
   return {
-    link_rpc_url: `tcp://127.0.0.1:${await freePort()}`,
-    link_pub_url: `tcp://127.0.0.1:${await freePort()}`,
+    link_rpc_url: `tcp://127.0.0.1:${rpc}`,
+    link_pub_url: `tcp://127.0.0.1:${pub}`,
     link_reply_url: `tcp://127.0.0.1:${reply}`,
   };
+}
+
+/* Whether port is free on 127.0.0.1 a moment ago. */
+function portFree(port) {
+  return new Promise((resolveP) => {
+    const srv = createServer();
+    srv.once('error', () => resolveP(false));
+    srv.listen(port, HOST, () => srv.close(() => resolveP(true)));
+  });
+}
+
+/* Link ports for a relay of up to 8 workers: rpc, pub and a reply base
+ * whose next 8 are free too.  They come from below the kernel's ephemeral
+ * range, where no client connection's own port can take one (a reply
+ * port is listened on only when its worker says HELLO). */
+export async function freeLinkPorts() {
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  for (;;) {
+    const base = 10000 + Math.floor(Math.random() * (low - 10000 - 20));
+    const ports = Array.from({ length: 11 }, (_, i) => base + i);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return [base, base + 1, base + 2];
+  }
 }
 
 /* Config text: `key = value` lines under a comment, in the given order. */
