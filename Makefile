@@ -206,7 +206,7 @@ clean:
 # Its objects always build with -Werror.
 # build/bench/storebench drives stored's write path alone (no sockets).
 # build/bench/idxbench compares an owner thread with a striped subscription index.
-# build/bench/nngping measures one round trip over nng IPC alone.
+# build/bench/nngping measures one round trip over nng alone (ipc, tcp or tls).
 # build/bench/sendcost measures one send() to many loopback TCP connections.
 # build/bench/turnstorm pushes a storm of query jobs through stored's turn queue.
 BENCH_SRC := $(filter-out bench/storebench.c bench/idxbench.c bench/idxwork.c bench/nngping.c \
@@ -237,7 +237,7 @@ $(BUILD)/bench/turnstorm: $(call obj,bench/turnstorm.c) $(STORED_OBJ) $(BUILD)/l
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/bench/nngping: $(call obj,bench/nngping.c)
+$(BUILD)/bench/nngping: $(call obj,bench/nngping.c) $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
@@ -256,7 +256,8 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= /etc/systemd/system
 CONFDIR ?= /etc/crelay
-INSTALL_ENV = BUILD=$(BUILD) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) UNITDIR=$(UNITDIR) CONFDIR=$(CONFDIR)
+INSTALL_ENV = BUILD=$(BUILD) DESTDIR=$(DESTDIR) BINDIR=$(BINDIR) UNITDIR=$(UNITDIR) CONFDIR=$(CONFDIR) \
+	WORKER_HOST=$(WORKER_HOST)
 
 .PHONY: install uninstall test-systemd
 install: all

@@ -14,6 +14,7 @@
 #include "cidr.h"
 #include "err.h"
 #include "log.h"
+#include "peerlink.h"
 #include "retention.h"
 
 enum config_type { CONFIG_STR, CONFIG_U32, CONFIG_I64 };
@@ -73,6 +74,30 @@ static const struct config_key config_keys[] = {
 	STR(socket_group, "paths", "", CONFIG_BOTH,
 	    "The group whose members may open those sockets (then mode 0660) and reach run_dir,"
 	    " for workers run as another user; empty means only the relay's user (0600)."),
+	STR(link_rpc_url, "link", "", CONFIG_BOTH,
+	    "The URL stored takes the workers' requests on and they dial: tcp://host:port or"
+	    " tls+tcp://host:port (IPv6 in brackets); empty means stored-rpc.ipc in run_dir."),
+	STR(link_pub_url, "link", "", CONFIG_BOTH,
+	    "The URL of the delivery channel, as link_rpc_url; empty means stored-pub.ipc in"
+	    " run_dir."),
+	STR(link_reply_url, "link", "", CONFIG_BOTH,
+	    "The reply channel's base URL: stored listens, and worker N dials, its port plus N;"
+	    " empty means stored dials each worker's socket in run_dir."),
+	STR(link_tls_ca_file, "link", "", CONFIG_BOTH,
+	    "The PEM CA file that must have signed the peer's certificate on a tls+tcp:// link."),
+	STR(link_tls_cert_file, "link", "", CONFIG_BOTH,
+	    "This process's own PEM certificate on a tls+tcp:// link."),
+	STR(link_tls_key_file, "link", "", CONFIG_BOTH,
+	    "The PEM private key of link_tls_cert_file."),
+	STR(link_tls_server_name, "link", "", CONFIG_WORKER,
+	    "The name a worker expects in stored's certificate; empty takes the host of"
+	    " link_rpc_url."),
+	U32(link_insecure, "link", "0", 0, 1, CONFIG_BOTH,
+	    "1 allows plain tcp:// links off loopback, unencrypted and open to anyone who reaches"
+	    " the port."),
+	U32(link_timeout_ms, "link", "3000", 0, 600000, CONFIG_WORKER,
+	    "A worker counts a tcp link as down, fails what waits on it and dials again when stored"
+	    " sent nothing for this long (it sends every second); 0 never."),
 	STR(relay_name, "relay", "crelay", CONFIG_LIVE, "The NIP-11 name."),
 	STR(relay_description, "relay", "A Nostr relay written in C", CONFIG_LIVE,
 	    "The NIP-11 description."),
@@ -479,6 +504,46 @@ static int config_access_validate(const struct config *cfg, char *err, size_t er
 }
 
 /* Cross-field checks that one key's bounds cannot express. */
+/* Whether the [link] files a tls+tcp:// URL needs are all set. */
+static int config_link_tls_set(const struct config *cfg)
+{
+	return cfg->link_tls_ca_file[0] && cfg->link_tls_cert_file[0] && cfg->link_tls_key_file[0];
+}
+
+/* The [link] URLs: each empty or a valid one (peerlink_check()); a remote
+ * request or delivery channel needs a reply URL (stored cannot dial a
+ * worker's ipc socket on another host); tls+tcp:// needs the three files. */
+static int config_link_validate(const struct config *cfg, char *err, size_t err_len)
+{
+	const char *keys[] = { "link_rpc_url", "link_pub_url", "link_reply_url" };
+	const char *urls[] = { cfg->link_rpc_url, cfg->link_pub_url, cfg->link_reply_url };
+	bool remote = false;
+
+	for (int i = 0; i < 3; i++) {
+		if (!urls[i][0])
+			continue;
+		if (peerlink_check(keys[i], urls[i], cfg->link_insecure != 0, err, err_len))
+			return ERR_CONFIG;
+		if (peerlink_is_tls(urls[i]) && !config_link_tls_set(cfg)) {
+			snprintf(err, err_len, "%s is tls+tcp://: set link_tls_ca_file, link_tls_cert_file"
+				 " and link_tls_key_file", keys[i]);
+			return ERR_CONFIG;
+		}
+		remote |= i < 2 && !peerlink_is_ipc(urls[i]);
+	}
+	if (cfg->link_reply_url[0] && peerlink_is_ipc(cfg->link_reply_url)) {
+		snprintf(err, err_len, "link_reply_url must be tcp:// or tls+tcp:// (empty: ipc in"
+			 " run_dir)");
+		return ERR_CONFIG;
+	}
+	if (remote && !cfg->link_reply_url[0]) {
+		snprintf(err, err_len, "link_rpc_url or link_pub_url is not ipc://: set link_reply_url"
+			 " too");
+		return ERR_CONFIG;
+	}
+	return 0;
+}
+
 static int config_validate(const struct config *cfg, char *err, size_t err_len)
 {
 	char url[256];
@@ -509,7 +574,7 @@ static int config_validate(const struct config *cfg, char *err, size_t err_len)
 		snprintf(err, err_len, "run_dir '%s' is too long for a Unix socket path", cfg->run_dir);
 		return ERR_CONFIG;
 	}
-	return 0;
+	return config_link_validate(cfg, err, err_len);
 }
 
 static int config_parse_line(struct config *cfg, char *line, char *err, size_t err_len)
@@ -669,6 +734,25 @@ int config_socket_url(const struct config *cfg, const char *name, char *url, siz
 	if (n < 0 || (size_t)n >= url_len || (size_t)n - 6 >= sizeof(sun.sun_path))
 		return ERR_TOOBIG;
 	return 0;
+}
+
+int config_link_url(const struct config *cfg, enum config_link channel, char *url, size_t url_len)
+{
+	const char *set = channel == CONFIG_LINK_RPC ? cfg->link_rpc_url : cfg->link_pub_url;
+	int n;
+
+	if (!set[0])
+		return config_socket_url(cfg, channel == CONFIG_LINK_RPC ? "stored-rpc.ipc"
+									: "stored-pub.ipc",
+					 url, url_len);
+	n = snprintf(url, url_len, "%s", set);
+	return n < 0 || (size_t)n >= url_len ? ERR_TOOBIG : 0;
+}
+
+void config_link_tls(const struct config *cfg, struct peerlink_tls *tls)
+{
+	*tls = (struct peerlink_tls){ cfg->link_tls_ca_file, cfg->link_tls_cert_file,
+				      cfg->link_tls_key_file, cfg->link_tls_server_name };
 }
 
 /* Whether key k has the same value in a and b (text up to its NUL). */

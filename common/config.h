@@ -38,6 +38,16 @@ struct config {
 	char data_dir[CONFIG_PATH_MAX];
 	char run_dir[CONFIG_PATH_MAX];
 	char socket_group[64]; /* empty: the sockets are 0600 (rundir.h) */
+	/* [link] between the workers and stored (peerlink.h); "": ipc:// in run_dir */
+	char link_rpc_url[CONFIG_PATH_MAX];
+	char link_pub_url[CONFIG_PATH_MAX];
+	char link_reply_url[CONFIG_PATH_MAX]; /* a port per worker: this one plus its id */
+	char link_tls_ca_file[CONFIG_PATH_MAX];
+	char link_tls_cert_file[CONFIG_PATH_MAX];
+	char link_tls_key_file[CONFIG_PATH_MAX];
+	char link_tls_server_name[CONFIG_TEXT_MAX];
+	uint32_t link_insecure;   /* 0/1: plain tcp:// off loopback */
+	uint32_t link_timeout_ms; /* a tcp link silent this long counts as down (0: never) */
 	/* [relay] NIP-11 document */
 	char relay_name[CONFIG_TEXT_MAX];
 	char relay_description[CONFIG_TEXT_MAX];
@@ -180,6 +190,18 @@ void config_write_markdown(FILE *out);
  * "ipc:///..." into url.  Returns 0 or ERR_TOOBIG if it does not fit the
  * Unix socket path limit. */
 int config_socket_url(const struct config *cfg, const char *name, char *url, size_t url_len);
+
+/* The link channels between the workers and stored (proto/msg.h). */
+enum config_link { CONFIG_LINK_RPC, CONFIG_LINK_PUB };
+
+/* Writes the URL stored listens on and the workers dial for channel into
+ * url: its link_*_url key, or the ipc:// socket in run_dir when that key is
+ * empty.  Returns 0 or ERR_TOOBIG. */
+int config_link_url(const struct config *cfg, enum config_link channel, char *url, size_t url_len);
+
+/* The link's TLS files (common/peerlink.h), as views into cfg. */
+struct peerlink_tls;
+void config_link_tls(const struct config *cfg, struct peerlink_tls *tls);
 
 /* One key of the table and its value in a loaded config (for listings such
  * as the admin socket's `config`).  Pointers borrow from the table and from

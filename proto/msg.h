@@ -1,7 +1,10 @@
 /*
  * msg.h - every message relayd and stored exchange, defined once.
  *
- * Channels (socket paths are in the README):
+ * Channels (socket paths are in the README; the [link] config keys put
+ * each on tcp:// or tls+tcp:// instead, common/peerlink.h, with the reply
+ * channel then dialled by the worker and carrying its DELIVERs too,
+ * stored/reply.h and stored/pub.h):
  *   stored-rpc.ipc  relayd (raw REQ, dials) -> stored (raw REP, listens).
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
  *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, SUB_REPLAY,

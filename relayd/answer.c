@@ -11,6 +11,7 @@
 #include "../proto/msg.h"
 #include "conn.h"
 #include "connlist.h"
+#include "link.h"
 #include "nip86.h"
 #include "nip11.h"
 #include "outq.h"
@@ -272,8 +273,10 @@ static void answer_hello_ack(struct relayd *r, const void *body, size_t len)
 {
 	struct msg_hello_ack m;
 
-	if (msg_decode_hello_ack(body, len, &m) == 0)
+	if (msg_decode_hello_ack(body, len, &m) == 0) {
+		link_hello_acked(r);
 		log_debug("stored acknowledged hello (boot %016llx)", (unsigned long long)m.boot_id);
+	}
 }
 
 void answer_rpc(struct relayd *r, nng_msg *msg)

@@ -14,9 +14,11 @@
 #include <unistd.h>
 
 #include "../common/slice.h"
+#include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/listencheck.h"
 #include "../common/log.h"
+#include "../common/peerlink.h"
 #include "../common/rundir.h"
 #include "../proto/msg.h"
 #include "backlog.h"
@@ -29,11 +31,19 @@ struct link {
 	nng_socket rpc;             /* raw REQ to stored-rpc.ipc */
 	nng_socket sub;             /* SUB to stored-pub.ipc */
 	nng_socket reply;           /* PULL: stored's replies (proto/msg.h) */
-	char reply_url[320];        /* where reply listens */
+	char reply_url[320];        /* where reply listens, or dials (remote) */
 	nng_listener reply_listener; /* replaced by the listener check */
 	struct listencheck *listencheck; /* keeps reply listening */
 	pthread_t threads[2];       /* receive threads of reply and sub */
-	nng_dialer dialers[2];      /* of rpc and sub (link_watch renews them) */
+	nng_dialer dialers[3];      /* of rpc, sub and a remote reply (link_watch
+				       renews them) */
+	bool remote;                /* tcp:// or tls+tcp:// (common/peerlink.h) */
+	bool remote_reply;          /* reply dials stored (link_reply_url) */
+	atomic_int_fast64_t heard_ms; /* when stored last sent anything */
+	int64_t hello_sent_ms;      /* service thread: this link's HELLO, 0: none */
+	int64_t watched_ms;         /* service thread: the last link_watch() */
+	unsigned unacked;           /* service thread: HELLOs unanswered in a row */
+	atomic_bool hello_acked;    /* its HELLO_ACK arrived */
 	int64_t down_since_ms;      /* service thread: 0 while the link is up */
 	unsigned redials;           /* service thread: fresh dialers this outage */
 	unsigned unopened;          /* service thread: watches that found the link
@@ -141,6 +151,8 @@ int link_send_hello(struct relayd *r, uint32_t request_id, const void *data, siz
 		return ERR_CLOSED;
 	if ((rc = link_msg(request_id, data, len, &msg)))
 		return rc;
+	r->link->hello_sent_ms = deadline_now_ms();
+	atomic_store(&r->link->hello_acked, false);
 	rc = backlog_open(&r->link->backlog, msg, &woke);
 	if (woke)
 		link_wake_pump(r);
@@ -177,12 +189,44 @@ static bool link_wait_for_loop(struct relayd *r)
 	return true;
 }
 
-static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind kind)
+/* What a message received as kind is: a remote worker's deliveries come
+ * on its reply channel (stored/pub.h). */
+static enum mail_kind link_kind(nng_msg *msg, enum mail_kind kind)
 {
+	const uint8_t *data = nng_msg_body(msg);
+
+	if (kind == MAIL_RPC && nng_msg_len(msg) >= 2 && data[1] == MSG_DELIVER)
+		return MAIL_DELIVER;
+	return kind;
+}
+
+/* A DELIVER that came on the reply channel while the service thread has
+ * deliver_queue of them waiting is dropped, not waited for: the replies
+ * behind it must not wait.  The worker counts the gap and asks for what it
+ * lost, as after nng's own drops on the SUB socket. */
+static bool link_drop_delivery(struct relayd *r, enum mail_kind kind, enum mail_kind as)
+{
+	return kind != as &&
+	       atomic_load(&r->link->delivers_waiting) >= relayd_cfg(r)->deliver_queue;
+}
+
+static void link_receive(struct relayd *r, nng_socket sock, enum mail_kind as)
+{
+	enum mail_kind kind;
 	nng_msg *msg;
 	struct mail *m;
 
-	while ((kind != MAIL_DELIVER || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
+	/* A remote worker's sub socket carries no DELIVER (stored/pub.h), so
+	 * it never waits: its METRICS are what tells a live link. */
+	bool waits = as == MAIL_DELIVER && !r->link->remote_reply;
+
+	while ((!waits || link_wait_for_loop(r)) && nng_recvmsg(sock, &msg, 0) == 0) {
+		atomic_store(&r->link->heard_ms, deadline_now_ms());
+		kind = link_kind(msg, as);
+		if (link_drop_delivery(r, kind, as)) {
+			nng_msg_free(msg);
+			continue;
+		}
 		m = mail_new(kind, 0);
 		if (!m) {
 			nng_msg_free(msg);
@@ -230,6 +274,8 @@ static void link_pipe_event(struct relayd *r, int *pipes, nng_pipe_ev ev)
 
 	pthread_mutex_lock(&r->link->lock);
 	*pipes += ev == NNG_PIPE_EV_ADD_POST ? 1 : -1;
+	if (ev == NNG_PIPE_EV_ADD_POST) /* the silence of a new link counts from now */
+		atomic_store(&r->link->heard_ms, deadline_now_ms());
 	both = r->link->rpc_pipes > 0 && r->link->sub_pipes > 0;
 	atomic_store(&r->link->up, r->link->rpc_pipes > 0);
 	if (!both) /* the next HELLO opens it; what waits was for this link */
@@ -260,19 +306,51 @@ static void link_sub_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 	link_pipe_event(r, &r->link->sub_pipes, ev);
 }
 
-static int link_dial(nng_socket sock, const struct config *cfg, const char *name,
-		     nng_dialer *dialer)
+/* Dials url with the [link] TLS files, in the background: nng keeps
+ * redialling if stored is not up yet. */
+static int link_dial_url(nng_socket sock, const struct config *cfg, const char *url,
+			 nng_dialer *dialer)
 {
-	char url[256];
+	struct peerlink_tls tls;
 
-	config_socket_url(cfg, name, url, sizeof(url));
 	/* While stored restarts, a dial every 100 ms at most: the worker is
 	 * back sooner, for a refused connect() ten times a second
 	 * (bench/RESULTS.md, item 38). */
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMINT, 50);
 	nng_socket_set_ms(sock, NNG_OPT_RECONNMAXT, 100);
-	/* NONBLOCK: keep redialling in the background if stored is not up yet. */
-	return nng_dial(sock, url, dialer, NNG_FLAG_NONBLOCK) ? ERR_NNG : 0;
+	config_link_tls(cfg, &tls);
+	return peerlink_dial(sock, url, &tls, dialer);
+}
+
+static int link_dial(nng_socket sock, const struct config *cfg, enum config_link channel,
+		     nng_dialer *dialer)
+{
+	char url[CONFIG_PATH_MAX + 64];
+
+	if (config_link_url(cfg, channel, url, sizeof(url)))
+		return ERR_TOOBIG;
+	return link_dial_url(sock, cfg, url, dialer);
+}
+
+/* A remote worker's reply channel: it dials link_reply_url's port plus its
+ * own id, where stored's PUSH for it listens (stored/reply.h). */
+static int link_dial_reply(struct relayd *r)
+{
+	return link_dial_url(r->link->reply, relayd_cfg(r), r->link->reply_url,
+			     &r->link->dialers[2]);
+}
+
+/* Fresh dialers on every socket that dials (service thread). */
+static void link_redial(struct relayd *r)
+{
+	int n = r->link->remote_reply ? 3 : 2;
+
+	for (int i = 0; i < n; i++)
+		nng_dialer_close(r->link->dialers[i]);
+	link_dial(r->link->rpc, relayd_cfg(r), CONFIG_LINK_RPC, &r->link->dialers[0]);
+	link_dial(r->link->sub, relayd_cfg(r), CONFIG_LINK_PUB, &r->link->dialers[1]);
+	if (r->link->remote_reply)
+		link_dial_reply(r);
 }
 
 /*
@@ -306,17 +384,78 @@ static void link_watch_hello(struct relayd *r)
 		mailbox_post(r->mailbox, m);
 }
 
+/* How long a HELLO may wait for its HELLO_ACK before the worker says that
+ * stored does not take it (another protocol version, most likely). */
+#define LINK_HELLO_ACK_MS 5000
+
+/* A remote worker whose HELLO went unanswered dials again, so that stored
+ * tries its reply channel again (a listen on its port can fail while
+ * another socket holds the port): the new link sends a new HELLO. */
+static void link_watch_ack(struct relayd *r, int64_t now_ms)
+{
+	if (atomic_load(&r->link->hello_acked)) {
+		r->link->unacked = 0;
+		return;
+	}
+	if (!r->link->hello_sent_ms || now_ms - r->link->hello_sent_ms < LINK_HELLO_ACK_MS)
+		return;
+	if (r->link->unacked++ == 0)
+		log_warnx("stored has not answered this worker's HELLO in %d ms: a stored of another"
+			  " protocol version (this worker speaks %u) drops it, and says so in its"
+			  " log%s", LINK_HELLO_ACK_MS, msg_version(),
+			  r->link->remote ? "; dialing again" : "");
+	else
+		log_debug("HELLO unanswered again (%u)", r->link->unacked);
+	r->link->hello_sent_ms = 0; /* once per link */
+	if (r->link->remote)
+		link_redial(r);
+}
+
+/*
+ * A tcp link can break without either end hearing of it (a cable pulled,
+ * a host gone): stored publishes METRICS every second, so a link silent
+ * for link_timeout_ms is closed here, which fails what waits on it at once
+ * (MAIL_LINK_DOWN) and dials again.  An ipc link closes by itself.
+ */
+static bool link_watch_silence(struct relayd *r, int64_t now_ms, int64_t unwatched)
+{
+	int64_t silent = now_ms - atomic_load(&r->link->heard_ms);
+	int64_t limit = relayd_cfg(r)->link_timeout_ms;
+
+	if (!r->link->remote || limit == 0)
+		return false;
+	/* This worker itself did not run for a while (stopped, or starved on
+	 * a busy machine): its receive threads did not either, so the silence
+	 * says nothing of the link.  It gets a fresh window. */
+	if (unwatched > limit / 2) {
+		atomic_store(&r->link->heard_ms, now_ms);
+		return false;
+	}
+	if (silent < limit)
+		return false;
+	log_warnx("stored sent nothing for %lld ms; closing the link and dialing again",
+		  (long long)silent);
+	atomic_store(&r->link->heard_ms, now_ms);
+	link_redial(r);
+	return true;
+}
+
 void link_watch(struct relayd *r, int64_t now_ms)
 {
+	int64_t unwatched = now_ms - r->link->watched_ms;
 	bool up;
 
+	r->link->watched_ms = now_ms;
 	pthread_mutex_lock(&r->link->lock);
 	up = r->link->announced;
 	pthread_mutex_unlock(&r->link->lock);
+	if (up && link_watch_silence(r, now_ms, unwatched))
+		return;
 	if (up) {
 		r->link->down_since_ms = 0;
 		r->link->redials = 0;
 		link_watch_hello(r);
+		link_watch_ack(r, now_ms);
 		return;
 	}
 	if (r->link->down_since_ms == 0) {
@@ -326,15 +465,16 @@ void link_watch(struct relayd *r, int64_t now_ms)
 	if (now_ms - r->link->down_since_ms < LINK_REDIAL_MS)
 		return;
 	if (r->link->redials++ == 0)
-		log_warnx("stored unreachable for %lld ms; dialing again (every %d ms until it"
+		log_warnx("stored unreachable for %lld ms%s; dialing again (every %d ms until it"
 			  " answers)",
-			  (long long)(now_ms - r->link->down_since_ms), LINK_REDIAL_MS);
+			  (long long)(now_ms - r->link->down_since_ms),
+			  peerlink_is_tls(relayd_cfg(r)->link_rpc_url)
+				  ? " (or it refused this worker's certificate)"
+				  : "",
+			  LINK_REDIAL_MS);
 	else
 		log_debug("stored still unreachable; dialing again (%u)", r->link->redials);
-	nng_dialer_close(r->link->dialers[0]);
-	nng_dialer_close(r->link->dialers[1]);
-	link_dial(r->link->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->link->dialers[0]);
-	link_dial(r->link->sub, relayd_cfg(r), "stored-pub.ipc", &r->link->dialers[1]);
+	link_redial(r);
 	r->link->down_since_ms = now_ms;
 }
 
@@ -364,14 +504,21 @@ static int link_listen_reply_url(struct relayd *r)
 static int link_listen_replies(struct relayd *r, size_t max)
 {
 	char name[MSG_REPLY_SOCKET_NAME_MAX];
+	const char *base = relayd_cfg(r)->link_reply_url;
 
 	msg_reply_socket_name(name, (uint16_t)r->instance, r->boot_id);
-	if (config_socket_url(relayd_cfg(r), name, r->link->reply_url,
-			      sizeof(r->link->reply_url)) ||
+	r->link->remote_reply = base[0] != '\0';
+	if ((r->link->remote_reply
+		     ? peerlink_port_plus(base, (unsigned)r->instance, r->link->reply_url,
+					  sizeof(r->link->reply_url))
+		     : config_socket_url(relayd_cfg(r), name, r->link->reply_url,
+					 sizeof(r->link->reply_url))) ||
 	    nng_pull0_open(&r->link->reply))
 		return ERR_NNG;
 	nng_socket_set_size(r->link->reply, NNG_OPT_RECVMAXSZ, max);
 	nng_socket_set_int(r->link->reply, NNG_OPT_RECVBUF, 1024);
+	if (r->link->remote_reply)
+		return link_dial_reply(r);
 	link_remove_stale(r);
 	return link_listen_reply_url(r);
 }
@@ -420,8 +567,10 @@ int link_open(struct relayd *r)
 	nng_pipe_notify(r->link->rpc, NNG_PIPE_EV_REM_POST, link_rpc_pipe_event, r);
 	nng_pipe_notify(r->link->sub, NNG_PIPE_EV_ADD_POST, link_sub_pipe_event, r);
 	nng_pipe_notify(r->link->sub, NNG_PIPE_EV_REM_POST, link_sub_pipe_event, r);
-	if (link_dial(r->link->rpc, relayd_cfg(r), "stored-rpc.ipc", &r->link->dialers[0]) ||
-	    link_dial(r->link->sub, relayd_cfg(r), "stored-pub.ipc", &r->link->dialers[1]))
+	r->link->remote = !peerlink_is_ipc(r->link->reply_url) ||
+			  (relayd_cfg(r)->link_rpc_url[0] && !peerlink_is_ipc(relayd_cfg(r)->link_rpc_url));
+	if (link_dial(r->link->rpc, relayd_cfg(r), CONFIG_LINK_RPC, &r->link->dialers[0]) ||
+	    link_dial(r->link->sub, relayd_cfg(r), CONFIG_LINK_PUB, &r->link->dialers[1]))
 		return ERR_NNG;
 	if (pthread_create(&r->link->threads[0], NULL, link_reply_main, r) ||
 	    pthread_create(&r->link->threads[1], NULL, link_sub_main, r))
@@ -429,8 +578,9 @@ int link_open(struct relayd *r)
 	r->link->listencheck = listencheck_new(relayd_cfg(r)->listen_check_ms,
 					      relayd_cfg(r)->listen_check_timeout_ms);
 	if (!r->link->listencheck ||
-	    listencheck_add(r->link->listencheck, r->link->reply, r->link->reply_url,
-			    LISTENCHECK_AS_PUSH, link_relisten_replies, r, "the reply socket") ||
+	    (!r->link->remote_reply &&
+	     listencheck_add(r->link->listencheck, r->link->reply, r->link->reply_url,
+			     LISTENCHECK_AS_PUSH, link_relisten_replies, r, "the reply socket")) ||
 	    listencheck_start(r->link->listencheck))
 		return ERR_NOMEM;
 	return 0;
@@ -448,13 +598,19 @@ void link_close(struct relayd *r)
 	backlog_destroy(&r->link->backlog); /* the lanes stopped before */
 	listencheck_free(r->link->listencheck); /* its socket is closed */
 	r->link->listencheck = NULL;
-	unlink(r->link->reply_url + strlen("ipc://"));
+	if (!r->link->remote_reply)
+		unlink(r->link->reply_url + strlen("ipc://"));
 }
 
 void link_free(struct relayd *r)
 {
 	free(r->link);
 	r->link = NULL;
+}
+
+void link_hello_acked(struct relayd *r)
+{
+	atomic_store(&r->link->hello_acked, true);
 }
 
 void link_deliver_taken(struct relayd *r)

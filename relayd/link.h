@@ -1,15 +1,19 @@
 /*
  * link.h - a worker's three sockets to stored.
  *
- * rpc (raw REQ, dials stored-rpc.ipc): every request carries our own
- * request id in the message header.  Raw mode means nng never re-sends a
- * request on its own: a request lost with a dying stored is answered by our
- * timeout.  reply (PULL, listens on relayd-<instance>-<boot id>.ipc) is
- * where stored answers, once our HELLO has told it the boot id.
- * sub (SUB, dials stored-pub.ipc) receives this worker's DELIVER messages
- * and the METRICS and POLICY sent to all workers (topics: msg_topic()).
- * Both dial in the background and
- * redial forever, so stored may start after the workers or restart.
+ * rpc (raw REQ, dials stored-rpc.ipc or link_rpc_url): every request
+ * carries our own request id in the message header.  Raw mode means nng
+ * never re-sends a request on its own: a request lost with a dying stored
+ * is answered by our timeout.  reply (PULL, listens on
+ * relayd-<instance>-<boot id>.ipc, or dials link_reply_url's port plus our
+ * instance) is where stored answers, once our HELLO has told it the boot id.
+ * sub (SUB, dials stored-pub.ipc or link_pub_url) receives this worker's
+ * DELIVER messages and the METRICS and POLICY sent to all workers (topics:
+ * msg_topic()); with link_reply_url its DELIVERs come on reply instead
+ * (stored/pub.h says why).  They dial in the background and redial forever, so
+ * stored may start after the workers or restart.  A tcp link that stays
+ * silent for link_timeout_ms (stored publishes METRICS every second) is
+ * closed and dialled again, since a pulled cable closes nothing by itself.
  * Receive threads post what arrives to the mailbox; pipe events post
  * MAIL_LINK_UP / MAIL_LINK_DOWN.
  */
@@ -39,6 +43,8 @@ void link_free(struct relayd *r);
 /* Service thread: one MAIL_DELIVER was taken off the mailbox, so the
  * receive thread may take more from nng (deliver_queue). */
 void link_deliver_taken(struct relayd *r);
+/* A HELLO_ACK arrived (any thread): the link's HELLO was taken. */
+void link_hello_acked(struct relayd *r);
 /* How often the listener check restarted the reply socket's listener. */
 uint64_t link_relistens(const struct relayd *r);
 /* A fresh request id (30 bits, never 0; replay.h sets bit 30 on its own). */

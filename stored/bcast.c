@@ -79,7 +79,7 @@ static void bcast_publish(struct bcast *b, uint16_t worker, const struct event *
 				 { ev->json, ev->json_len }, t->n, t->items, ev->expiration };
 
 	buf_reset(&b->out);
-	if (msg_encode_deliver(&b->out, &h, &d) || pub_send(b->s, b->out.data, b->out.len))
+	if (msg_encode_deliver(&b->out, &h, &d) || pub_deliver(b->s, worker, b->out.data, b->out.len))
 		return;
 	atomic_fetch_add(&b->s->stats.deliveries, 1);
 }

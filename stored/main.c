@@ -23,6 +23,7 @@
 #include "../common/listencheck.h"
 #include "../common/config.h"
 #include "../common/err.h"
+#include "../common/peerlink.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "../common/rundir.h"
@@ -168,10 +169,13 @@ static void stored_check_listeners(struct stored *s)
 {
 	struct listencheck *lc = s->listencheck; /* made before any thread reads it */
 
-	if (listencheck_add(lc, s->rpc, s->rpc_at.url, LISTENCHECK_AS_REQ, rpc_relisten_requests, s,
-			    "the request socket") ||
-	    listencheck_add(lc, s->pub, s->pub_at.url, LISTENCHECK_AS_SUB, rpc_relisten_deliveries, s,
-			    "the delivery socket") ||
+	/* The check speaks ipc only; a tcp listener is the kernel's. */
+	if ((peerlink_is_ipc(s->rpc_at.url) &&
+	     listencheck_add(lc, s->rpc, s->rpc_at.url, LISTENCHECK_AS_REQ, rpc_relisten_requests, s,
+			     "the request socket")) ||
+	    (peerlink_is_ipc(s->pub_at.url) &&
+	     listencheck_add(lc, s->pub, s->pub_at.url, LISTENCHECK_AS_SUB, rpc_relisten_deliveries,
+			     s, "the delivery socket")) ||
 	    listencheck_add(lc, s->admin, s->admin_at.url, LISTENCHECK_AS_REQ, admin_relisten, s,
 			    "the admin socket") ||
 	    listencheck_start(lc))
@@ -219,6 +223,10 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot open the internal management socket");
 	slice_set_threads_named("nng:", s->cfg.request_slice_us); /* every socket is open */
 	log_info("ready: database %s, sockets in %s", s->db_path, s->cfg.run_dir);
+	if (!peerlink_is_ipc(s->rpc_at.url) || !peerlink_is_ipc(s->pub_at.url) ||
+	    s->cfg.link_reply_url[0])
+		log_info("workers dial %s, %s and %s plus their id", s->rpc_at.url, s->pub_at.url,
+			 s->cfg.link_reply_url[0] ? s->cfg.link_reply_url : "(ipc replies)");
 	notify_send("READY=1\nSTATUS=serving");
 }
 

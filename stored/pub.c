@@ -4,6 +4,7 @@
 #include <nng/nng.h>
 
 #include "../common/err.h"
+#include "reply.h"
 #include "stored.h"
 
 int pub_send(struct stored *s, const void *data, size_t len)
@@ -21,4 +22,11 @@ int pub_send(struct stored *s, const void *data, size_t len)
 		return ERR_NNG;
 	}
 	return 0;
+}
+
+int pub_deliver(struct stored *s, uint16_t worker, const void *data, size_t len)
+{
+	if (s->cfg.link_reply_url[0])
+		return reply_deliver(s, worker, data, len);
+	return pub_send(s, data, len);
 }

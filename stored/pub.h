@@ -10,6 +10,7 @@
 #define STORED_PUB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct stored;
 
@@ -21,5 +22,16 @@ struct stored;
  * why `make sanitize` suppresses leaks allocated here (tests/lsan.supp).
  */
 int pub_send(struct stored *s, const void *data, size_t len);
+
+/*
+ * Sends worker's DELIVER (encoded, header included), never blocking.  With
+ * link_reply_url set it goes on that worker's reply channel
+ * (reply_deliver()): PUB hands every message to every worker's pipe, so on
+ * the network each event would cost W x W messages for W workers, each
+ * encrypted.  Otherwise it is published as pub_send() does.  Returns as
+ * pub_send(), or ERR_FULL / ERR_CLOSED when the reply channel has no room
+ * or is gone (the worker counts the gap, as it does PUB's drops).
+ */
+int pub_deliver(struct stored *s, uint16_t worker, const void *data, size_t len);
 
 #endif

@@ -3,11 +3,13 @@
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../common/buf.h"
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/peerlink.h"
 #include "../proto/msg.h"
 #include "stored.h"
 
@@ -37,10 +39,64 @@ static int reply_dial(struct stored *s, uint16_t worker, uint64_t boot_id, nng_s
 	return 0;
 }
 
+/* A worker's newest reply pipe replaces the one before: after a cable was
+ * pulled that one may be half open for minutes, and PUSH would keep
+ * sending every other reply into it.  On nng's thread; one socket per
+ * worker, so the channel's last pipe needs no lock. */
+static void reply_pipe_added(nng_pipe pipe, nng_pipe_ev ev, void *arg)
+{
+	struct reply_channel *ch = arg;
+	nng_pipe old;
+
+	(void)ev;
+	old.id = (uint32_t)atomic_exchange(&ch->last_pipe, nng_pipe_id(pipe));
+	if (old.id)
+		nng_pipe_close(old);
+}
+
+/* The PUSH socket a remote worker's PULL dials: link_reply_url's port
+ * plus the worker's id (common/peerlink.h). */
+static int reply_listen(struct stored *s, uint16_t worker, nng_socket *out)
+{
+	struct peerlink_tls tls;
+	char url[CONFIG_PATH_MAX + 8];
+	nng_socket sock;
+
+	if (peerlink_port_plus(s->cfg.link_reply_url, worker, url, sizeof(url)) ||
+	    nng_push0_open(&sock))
+		return ERR_NNG;
+	nng_socket_set_int(sock, NNG_OPT_SENDBUF, REPLY_QUEUE);
+	nng_socket_set_ms(sock, NNG_OPT_SENDTIMEO, REPLY_WAIT_MS);
+	atomic_store(&s->replies[worker].last_pipe, 0);
+	nng_pipe_notify(sock, NNG_PIPE_EV_ADD_POST, reply_pipe_added, &s->replies[worker]);
+	config_link_tls(&s->cfg, &tls);
+	if (peerlink_listen(sock, url, &tls, NULL)) {
+		nng_close(sock);
+		return ERR_NNG;
+	}
+	*out = sock;
+	return 0;
+}
+
+/* Takes worker's channel out of the table and closes its socket. */
+static void reply_close(struct stored *s, uint16_t worker)
+{
+	struct reply_channel *ch = &s->replies[worker];
+	nng_socket old = NNG_SOCKET_INITIALIZER;
+
+	pthread_mutex_lock(&s->workers_lock);
+	if (ch->open)
+		old = ch->sock;
+	ch->open = false;
+	pthread_mutex_unlock(&s->workers_lock);
+	if (nng_socket_id(old) > 0)
+		nng_close(old);
+}
+
 int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id)
 {
 	struct reply_channel *ch = &s->replies[worker];
-	nng_socket sock, old = NNG_SOCKET_INITIALIZER;
+	nng_socket sock;
 	bool same;
 
 	pthread_mutex_lock(&s->workers_lock);
@@ -48,15 +104,18 @@ int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id)
 	pthread_mutex_unlock(&s->workers_lock);
 	if (same)
 		return 0; /* the same incarnation dialled stored again */
-	if (reply_dial(s, worker, boot_id, &sock))
+	/* The old socket goes first: a remote worker's port is the same for
+	 * every incarnation. */
+	reply_close(s, worker);
+	if (s->cfg.link_reply_url[0] ? reply_listen(s, worker, &sock)
+				     : reply_dial(s, worker, boot_id, &sock))
 		return ERR_NNG;
 	pthread_mutex_lock(&s->workers_lock);
-	if (ch->open)
-		old = ch->sock;
-	*ch = (struct reply_channel){ .sock = sock, .open = true, .boot_id = boot_id };
+	ch->sock = sock;
+	ch->open = true;
+	ch->stalled = false;
+	ch->boot_id = boot_id;
 	pthread_mutex_unlock(&s->workers_lock);
-	if (nng_socket_id(old) > 0)
-		nng_close(old);
 	return 0;
 }
 
@@ -122,6 +181,32 @@ static int reply_try_send(struct stored *s, const struct rpc_return *to, const v
 	}
 	if (stalled)
 		reply_mark(s, to, sock, false);
+	return 0;
+}
+
+int reply_deliver(struct stored *s, uint16_t worker, const void *payload, size_t len)
+{
+	nng_socket sock = NNG_SOCKET_INITIALIZER;
+	nng_msg *msg;
+
+	if (worker >= STORED_MAX_WORKERS)
+		return ERR_CLOSED;
+	pthread_mutex_lock(&s->workers_lock);
+	if (s->replies[worker].open)
+		sock = s->replies[worker].sock;
+	pthread_mutex_unlock(&s->workers_lock);
+	if (nng_socket_id(sock) <= 0)
+		return ERR_CLOSED;
+	if (nng_msg_alloc(&msg, 0))
+		return ERR_NOMEM;
+	if (nng_msg_append(msg, payload, len)) {
+		nng_msg_free(msg);
+		return ERR_NOMEM;
+	}
+	if (nng_sendmsg(sock, msg, NNG_FLAG_NONBLOCK)) {
+		nng_msg_free(msg);
+		return ERR_FULL;
+	}
 	return 0;
 }
 

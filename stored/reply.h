@@ -1,9 +1,13 @@
 /*
  * reply.h - stored's reply channel to each worker.
  *
- * Replies leave on a PUSH socket per worker that dials the worker's own
- * listener (relayd-<worker>-<boot id>.ipc, proto/msg.h says why not the
- * REP socket).  PUSH keeps every message and makes the sender wait when the
+ * Replies leave on a PUSH socket per worker.  By default it dials the
+ * worker's own listener (relayd-<worker>-<boot id>.ipc, proto/msg.h says
+ * why not the REP socket).  With link_reply_url set (workers on other
+ * hosts) it listens instead, on that URL's port plus the worker's id, and
+ * the worker dials it: stored never opens a connection to a worker host,
+ * and the newest pipe of a worker replaces its older ones (a pulled cable
+ * leaves them half open).  PUSH keeps every message and makes the sender wait when the
  * worker is slow, so nothing is dropped under a burst.  A worker that stops
  * reading altogether must not stall stored: after one send times out the
  * channel counts as stalled and further replies to it are dropped at once
@@ -26,8 +30,8 @@ struct rpc_return;
 /*
  * Gives worker a channel to the incarnation boot_id, replacing the one to
  * an earlier incarnation (whose queued replies are discarded with it).  The
- * dial completes in the background; the first send waits for it.  Returns
- * 0 or ERR_NNG.
+ * dial (or the worker's dial, with link_reply_url) completes in the
+ * background; the first send waits for it.  Returns 0 or ERR_NNG.
  */
 int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id);
 
@@ -39,6 +43,14 @@ int reply_open(struct stored *s, uint16_t worker, uint64_t boot_id);
  * ERR_FULL (stalled), ERR_NNG or ERR_NOMEM.
  */
 int reply_send(struct stored *s, const struct rpc_return *to, const void *payload, size_t len);
+
+/*
+ * Sends worker's DELIVER payload on its reply channel without waiting
+ * (pub.h says when): dropped, never queued beyond nng's buffer, when the
+ * channel is full, so a slow worker costs the broadcaster nothing.  Any
+ * thread.  Returns 0, ERR_CLOSED (no channel), ERR_FULL or ERR_NOMEM.
+ */
+int reply_deliver(struct stored *s, uint16_t worker, const void *payload, size_t len);
 
 /* Ends a history, resume or replay for subscription serial of conn_id
  * with QUERY_DONE refused: its client gets CLOSED with why (a replay's

@@ -12,6 +12,7 @@
 #include "../common/err.h"
 #include "../common/listencheck.h"
 #include "../common/log.h"
+#include "../common/peerlink.h"
 #include "../common/rundir.h"
 #include "../proto/msg.h"
 #include "diskwatch.h"
@@ -70,12 +71,15 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 	struct msg_header h = msg_header_for(to->worker, to->request_id);
 	struct buf out = BUF_INIT;
 	struct bcast_job *job;
+	nng_pipe stale = NNG_PIPE_INITIALIZER;
 
 	if (msg_decode_hello(body, len, &m) || to->worker >= STORED_MAX_WORKERS) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}
 	pthread_mutex_lock(&s->workers_lock);
+	if (s->workers[to->worker].present && s->workers[to->worker].pipe != to->pipe)
+		stale.id = s->workers[to->worker].pipe;
 	s->workers[to->worker] = (struct stored_worker_report){ .present = true, .pipe = to->pipe,
 		.pid = m.pid, .boot_id = m.boot_id, .started_at = (uint64_t)time(NULL) };
 	pthread_mutex_unlock(&s->workers_lock);
@@ -87,6 +91,11 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 		job->boot_id = m.boot_id;
 		rpc_push_bcast(s, job);
 	}
+	/* A worker that dialled again over tcp may leave its old pipe half
+	 * open (a pulled cable): close it, after the HELLO's job so that the
+	 * broadcaster's PIPE_GONE for it finds the new pipe in place. */
+	if (stale.id)
+		nng_pipe_close(stale);
 	if (msg_encode_hello_ack(&out, &h, &ack) == 0)
 		reply_send(s, to, out.data, out.len);
 	buf_free(&out);
@@ -535,9 +544,16 @@ static void rpc_pipe_event(nng_pipe pipe, nng_pipe_ev ev, void *arg)
 		rpc_push_bcast(s, job);
 }
 
+/* ipc:// goes through run_dir's file modes; tcp:// and tls+tcp:// through
+ * common/peerlink.h, with the [link] TLS files. */
 static int rpc_listen(struct stored *s, nng_socket sock, struct stored_listen *at)
 {
-	return rundir_listen(sock, at->url, RUNDIR_WORKERS, &s->cfg, &at->listener);
+	struct peerlink_tls tls;
+
+	if (peerlink_is_ipc(at->url))
+		return rundir_listen(sock, at->url, RUNDIR_WORKERS, &s->cfg, &at->listener);
+	config_link_tls(&s->cfg, &tls);
+	return peerlink_listen(sock, at->url, &tls, &at->listener);
 }
 
 int rpc_relisten_requests(void *arg)
@@ -566,8 +582,8 @@ int rpc_open(struct stored *s)
 	nng_socket_set_int(s->rpc, NNG_OPT_RECVBUF, 1024);
 	nng_socket_set_int(s->pub, NNG_OPT_SENDBUF, 1024);
 	nng_pipe_notify(s->rpc, NNG_PIPE_EV_REM_POST, rpc_pipe_event, s);
-	if (config_socket_url(&s->cfg, "stored-rpc.ipc", s->rpc_at.url, sizeof(s->rpc_at.url)) ||
-	    config_socket_url(&s->cfg, "stored-pub.ipc", s->pub_at.url, sizeof(s->pub_at.url)) ||
+	if (config_link_url(&s->cfg, CONFIG_LINK_RPC, s->rpc_at.url, sizeof(s->rpc_at.url)) ||
+	    config_link_url(&s->cfg, CONFIG_LINK_PUB, s->pub_at.url, sizeof(s->pub_at.url)) ||
 	    rpc_listen(s, s->rpc, &s->rpc_at) || rpc_listen(s, s->pub, &s->pub_at))
 		return ERR_NNG;
 	return 0;

@@ -124,6 +124,7 @@ struct reply_channel {
 	bool open;
 	bool stalled; /* a send timed out: drop until one succeeds */
 	uint64_t boot_id;
+	atomic_uint_fast32_t last_pipe; /* a remote worker's newest pipe (reply.c) */
 };
 
 struct stored {

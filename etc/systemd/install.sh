@@ -7,6 +7,8 @@
 #   BINDIR   where the binaries go ($PREFIX/bin)
 #   UNITDIR  where the systemd units go (/etc/systemd/system)
 #   CONFDIR  where relay.conf goes (/etc/crelay)
+#   WORKER_HOST  1 on a host whose workers dial a stored elsewhere: adds
+#            relayd@.service.d/worker-host.conf and masks stored.service
 #
 # The units are generated from etc/systemd/*.in with the real BINDIR and
 # CONFDIR (without DESTDIR, which is only where the files are put).  The
@@ -46,6 +48,21 @@ install_units() {
 		mv "$DESTDIR$UNITDIR/$unit.tmp" "$DESTDIR$UNITDIR/$unit"
 	done
 	say "installed relay.target stored.service relayd@.service in $DESTDIR$UNITDIR"
+	[ "${WORKER_HOST:-0}" = 1 ] && install_worker_host
+	return 0
+}
+
+# A worker host (WORKER_HOST=1): the drop-in that starts workers for a
+# stored on another host, and stored.service masked there.
+install_worker_host() {
+	dropin=$DESTDIR$UNITDIR/relayd@.service.d
+	install -d -m 0755 "$dropin"
+	sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@CONFDIR@|$CONFDIR|g" -e "s|@UNITDIR@|$UNITDIR|g" \
+		"$src/relayd@.service.d/worker-host.conf.in" >"$dropin/worker-host.conf"
+	chmod 0644 "$dropin/worker-host.conf"
+	ln -sf /dev/null "$DESTDIR$UNITDIR/stored.service"
+	say "worker host: installed $dropin/worker-host.conf and masked stored.service;" \
+		"set link_rpc_url, link_pub_url, link_reply_url and link_tls_* in $CONFDIR/relay.conf"
 }
 
 install_config() {
@@ -112,9 +129,10 @@ do_uninstall() {
 	for b in stored relayd relayctl; do
 		rm -f "$DESTDIR$BINDIR/$b"
 	done
-	for u in relay.target stored.service relayd@.service; do
+	for u in relay.target stored.service relayd@.service relayd@.service.d/worker-host.conf; do
 		rm -f "$DESTDIR$UNITDIR/$u"
 	done
+	rmdir "$DESTDIR$UNITDIR/relayd@.service.d" 2>/dev/null || true
 	# Links made by `systemctl enable relay.target` and `add-wants`.
 	rm -f "$DESTDIR/etc/systemd/system/multi-user.target.wants/relay.target"
 	rm -rf "$DESTDIR/etc/systemd/system/relay.target.wants"

@@ -103,6 +103,15 @@ static const struct key_case keys[] = {
 	U(ws_deflate, "1", 0, 1, "0"),
 	U(ws_deflate_min_bytes, "256", 0, 16777216, "64"),
 	U(ws_deflate_level, "1", 1, 9, "6"),
+	S(link_rpc_url, "", "ipc:///tmp/rpc.ipc"),
+	S(link_pub_url, "", "ipc:///tmp/pub.ipc"),
+	S(link_reply_url, "", "tcp://127.0.0.1:7900"),
+	S(link_tls_ca_file, "", "/etc/crelay/ca.pem"),
+	S(link_tls_cert_file, "", "/etc/crelay/worker.pem"),
+	S(link_tls_key_file, "", "/etc/crelay/worker.key"),
+	S(link_tls_server_name, "", "stored"),
+	U(link_insecure, "0", 0, 1, "1"),
+	U(link_timeout_ms, "3000", 0, 600000, "500"),
 	U(heap_trim_interval, "60", 0, 86400, "5"),
 	U(db_cache_mb, "32", 1, 65536, "8"),
 	U(db_read_map, "1", 0, 1, "0"),
@@ -557,6 +566,49 @@ START_TEST(test_db_synchronous_validation)
 }
 END_TEST
 
+/* The [link] keys: defaults keep ipc in run_dir; a remote link needs a
+ * reply URL, TLS its three files, plain tcp:// loopback or link_insecure. */
+START_TEST(test_link_keys)
+{
+	static const struct {
+		const char *text, *err;
+	} cases[] = {
+		{ "link_rpc_url = tcp://127.0.0.1:7801\nlink_pub_url = tcp://[::1]:7802\n"
+		  "link_reply_url = tcp://127.0.0.1:7900\n", NULL },
+		{ "link_rpc_url = tcp://127.0.0.1:7801\n", "set link_reply_url" },
+		{ "link_reply_url = ipc:///tmp/x\n", "link_reply_url must be" },
+		{ "link_rpc_url = tcp://10.1.0.1:7801\nlink_reply_url = tcp://10.1.0.1:7900\n",
+		  "not loopback" },
+		{ "link_insecure = 1\nlink_rpc_url = tcp://10.1.0.1:7801\n"
+		  "link_reply_url = tcp://10.1.0.1:7900\n", NULL },
+		{ "link_rpc_url = tls+tcp://10.1.0.1:7801\nlink_reply_url = tls+tcp://10.1.0.1:7900\n",
+		  "link_tls_ca_file" },
+		{ "link_pub_url = tls+tcp://fd00::1:7802\n", "IPv6 host in brackets" },
+		{ "link_rpc_url = tls+tcp://[fd00::1]:7801\nlink_reply_url = tls+tcp://[fd00::1]:7900\n"
+		  "link_tls_ca_file = ca.pem\nlink_tls_cert_file = c.pem\nlink_tls_key_file = k.pem\n",
+		  NULL },
+	};
+	struct config cfg;
+	char err[400], url[256];
+
+	ck_assert_int_eq(load_text("", &cfg, err, sizeof(err)), 0);
+	ck_assert_int_eq(config_link_url(&cfg, CONFIG_LINK_RPC, url, sizeof(url)), 0);
+	ck_assert_str_eq(url, "ipc://./var/run/stored-rpc.ipc");
+	ck_assert_int_eq(config_link_url(&cfg, CONFIG_LINK_PUB, url, sizeof(url)), 0);
+	ck_assert_str_eq(url, "ipc://./var/run/stored-pub.ipc");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int rc = load_text(cases[i].text, &cfg, err, sizeof(err));
+
+		ck_assert_msg(cases[i].err ? rc == ERR_CONFIG : rc == 0, "%s: %d %s", cases[i].text,
+			      rc, err);
+		if (cases[i].err)
+			expect_in(err, cases[i].err);
+	}
+	ck_assert_int_eq(config_link_url(&cfg, CONFIG_LINK_RPC, url, sizeof(url)), 0);
+	ck_assert_str_eq(url, "tls+tcp://[fd00::1]:7801");
+}
+END_TEST
+
 START_TEST(test_socket_url)
 {
 	struct config cfg;
@@ -644,7 +696,7 @@ END_TEST
 /* ---- config_foreach ---- */
 
 /* More than the table's keys, so a walk that repeats or overruns one shows. */
-#define WALK_MAX 96
+#define WALK_MAX 128
 
 struct walk {
 	char text[WALK_MAX][CONFIG_TEXT_MAX + 64]; /* "name = value" per entry */
@@ -794,6 +846,15 @@ static const struct {
 	{ "listen_check_ms", "the worker" },
 	{ "listen_check_timeout_ms", "the worker" },
 	{ "ws_deflate_level", "the worker" },
+	{ "link_rpc_url", "the worker" },
+	{ "link_pub_url", "the worker" },
+	{ "link_reply_url", "the worker" },
+	{ "link_tls_ca_file", "the worker" },
+	{ "link_tls_cert_file", "the worker" },
+	{ "link_tls_key_file", "the worker" },
+	{ "link_tls_server_name", "the worker" },
+	{ "link_insecure", "the worker" },
+	{ "link_timeout_ms", "the worker" },
 };
 
 /* What a worker says to restart for key, or NULL when it applies it. */
@@ -962,6 +1023,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_proxy_validation);
 	tcase_add_test(tc, test_db_synchronous_validation);
 	tcase_add_test(tc, test_socket_url);
+	tcase_add_test(tc, test_link_keys);
 	tcase_add_test(tc, test_run_dir_too_long);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("foreach");

@@ -68,6 +68,17 @@ export class Client {
   static open(url, { timeout = DEFAULT_TIMEOUT_MS, headers = {}, perMessageDeflate } = {}) {
     if (!/^ws:\/\/127\.0\.0\.1:\d+\/?$/.test(url))
       throw new Error(`tests only connect to 127.0.0.1, not ${url}`);
+    return Client.#connect(url, timeout, headers);
+  }
+
+  /* The same over the Unix socket at path: a forwarder in a network
+   * namespace of the test's own (lib/netns.mjs) carries it on to a relay
+   * there. */
+  static openUnix(path, { timeout = DEFAULT_TIMEOUT_MS, headers = {} } = {}) {
+    return Client.#connect(`ws+unix:${path}:/`, timeout, headers);
+  }
+
+  static #connect(url, timeout, headers) {
     return new Promise((resolve, reject) => {
       const options = { handshakeTimeout: waitBound(timeout), headers };
       if (perMessageDeflate !== undefined) options.perMessageDeflate = perMessageDeflate;

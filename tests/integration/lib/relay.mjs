@@ -16,7 +16,7 @@
  * Every wait here is bounded; a failure message carries the logs.
  */
 import { spawn, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { get as httpGet } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -71,6 +71,43 @@ export function freePort() {
   });
 }
 
+/* RELAY_TEST_LINK=tcp runs every relay of a test file with its workers on
+ * tcp:// over loopback instead of ipc:// (the [link] keys, README
+ * "Workers on other hosts"), so any file checks its guarantees there too.
+ * Returns those keys, or {} for ipc (the default). */
+async function linkConfig() {
+  if ((process.env.RELAY_TEST_LINK ?? 'ipc') === 'ipc') return {};
+  if (process.env.RELAY_TEST_LINK !== 'tcp') throw new Error('RELAY_TEST_LINK must be ipc or tcp');
+  const [rpc, pub, reply] = await freeLinkPorts();
+  return {
+    link_rpc_url: `tcp://127.0.0.1:${rpc}`,
+    link_pub_url: `tcp://127.0.0.1:${pub}`,
+    link_reply_url: `tcp://127.0.0.1:${reply}`,
+  };
+}
+
+/* Whether port is free on 127.0.0.1 a moment ago. */
+function portFree(port) {
+  return new Promise((resolveP) => {
+    const srv = createServer();
+    srv.once('error', () => resolveP(false));
+    srv.listen(port, HOST, () => srv.close(() => resolveP(true)));
+  });
+}
+
+/* Link ports for a relay of up to 8 workers: rpc, pub and a reply base
+ * whose next 8 are free too.  They come from below the kernel's ephemeral
+ * range, where no client connection's own port can take one (a reply
+ * port is listened on only when its worker says HELLO). */
+export async function freeLinkPorts() {
+  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  for (;;) {
+    const base = 10000 + Math.floor(Math.random() * (low - 10000 - 20));
+    const ports = Array.from({ length: 11 }, (_, i) => base + i);
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return [base, base + 1, base + 2];
+  }
+}
+
 /* Config text: `key = value` lines under a comment, in the given order. */
 export function configText(entries) {
   const lines = ['# written by tests/integration/lib/relay.mjs', ''];
@@ -115,7 +152,7 @@ export async function until(cond, { timeout = START_TIMEOUT_MS, interval = 25, w
 }
 
 /* One spawned daemon: its child process, its output, its exit. */
-class Proc {
+export class Proc {
   constructor(name, bin, args, cwd) {
     if (!existsSync(bin)) throw new Error(`${bin} does not exist (run make; RELAY_BUILD=${BUILD})`);
     this.name = name;
@@ -206,6 +243,7 @@ export class Relay {
   async start() {
     this.dir = this.reuseDir ?? mkdtempSync(join(tmpdir(), 'relay-it-'));
     this.port = this.port ?? await freePort();
+    this.link = this.link ?? await linkConfig();
     this.runDir = join(this.dir, this.defaultDirs ? 'var/run' : 'run');
     this.dataDir = join(this.dir, this.defaultDirs ? 'var/data' : 'data');
     this.config = {
@@ -215,6 +253,7 @@ export class Relay {
       data_dir: this.defaultDirs ? undefined : this.dataDir,
       run_dir: this.defaultDirs ? undefined : this.runDir,
       log_level: 'info',
+      ...this.link,
       ...this.extraConfig,
     };
     this.configPath = join(this.dir, 'relay.conf');
