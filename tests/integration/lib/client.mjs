@@ -68,7 +68,7 @@ export class Client {
   static open(url, { timeout = DEFAULT_TIMEOUT_MS, headers = {}, perMessageDeflate } = {}) {
     if (!/^ws:\/\/127\.0\.0\.1:\d+\/?$/.test(url))
       throw new Error(`tests only connect to 127.0.0.1, not ${url}`);
-    return Client.#connect(url, timeout, headers);
+    return Client.#connect(url, timeout, headers, perMessageDeflate);
   }
 
   /* The same over the Unix socket at path: a forwarder in a network
@@ -78,7 +78,7 @@ export class Client {
     return Client.#connect(`ws+unix:${path}:/`, timeout, headers);
   }
 
-  static #connect(url, timeout, headers) {
+  static #connect(url, timeout, headers, perMessageDeflate) {
     return new Promise((resolve, reject) => {
       const options = { handshakeTimeout: waitBound(timeout), headers };
       if (perMessageDeflate !== undefined) options.perMessageDeflate = perMessageDeflate;
