@@ -31,6 +31,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { useRelay, until, sleep, PAUSABLE } from './lib/relay.mjs';
 import { metricValue } from './lib/metrics.mjs';
 import { keypair, signed } from './lib/client.mjs';
@@ -213,13 +214,13 @@ describe('a slow reader', () => {
     assert.equal((await slow.req('fire', { kinds: [1], limit: 0 })).eose, true);
     assert.equal((await fast.req('fire', { kinds: [1], limit: 0 })).eose, true);
     slow.ws._socket.pause(); /* stops reading: the kernel buffers fill, then the relay's queue */
-    const content = 'x'.repeat(60000);
     const ids = [];
     /* In step: fast reads each event before the next is published, so it
      * never has more than one (under the cap) queued, however busy the
      * machine; slow has them all queued and must be cut. */
     for (let i = 0; i < 120; i++) {
-      const ev = signed(kp.sk, { content: `${i} ${content}` });
+      /* Random hex: it keeps ~30 KB per event when deflate is negotiated. */
+      const ev = signed(kp.sk, { content: `${i} ${randomBytes(30000).toString('hex')}` });
       ids.push(ev.id);
       assert.equal((await pub.publish(ev)).ok, true);
       await fast.liveEvent('fire', ev.id, { timeout: 5000 });
