@@ -85,6 +85,9 @@ struct query_job {
 	bool resume;
 	bool replay;            /* SUB_REPLAY: every match in (min_seq, max_seq] */
 	bool count;             /* NIP-45: answer COUNT_RESULT for sub_id */
+	bool neg;               /* NIP-77: read filters[0]'s items for session
+				   neg_serial (negsess.h) */
+	uint64_t neg_serial;
 	char sub_id[SUBIDX_SUB_ID_MAX + 1];
 	uint32_t sub_id_len;
 };

@@ -126,6 +126,8 @@ struct reply_channel {
 	uint64_t boot_id;
 };
 
+struct negsess;
+
 struct stored {
 	struct config cfg;
 	uint64_t boot_id;
@@ -154,6 +156,7 @@ struct stored {
 	struct diskwatch disk;   /* free space on data_dir (diskwatch.h; set by writer_start) */
 	struct workask ask;      /* relayctl conns and kick: questions to the workers */
 	struct plugin *plugin;   /* the write-policy plugin, or NULL (plugin.h) */
+	struct negsess *neg;     /* NIP-77 sessions and their thread (negsess.h) */
 };
 
 #endif
