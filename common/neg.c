@@ -313,9 +313,10 @@ static int neg_compare_ids(const struct neg_item *items, size_t lo, size_t hi,
 		free(seen);
 		return ERR_NOMEM;
 	}
-	if (count)
+	if (count) {
 		memcpy(ids, theirs, (size_t)count * NEG_ID_LEN);
-	qsort(ids, (size_t)count, NEG_ID_LEN, neg_id_cmp);
+		qsort(ids, (size_t)count, NEG_ID_LEN, neg_id_cmp);
+	}
 	for (size_t i = lo; i < hi; i++) {
 		uint8_t(*hit)[NEG_ID_LEN] =
 			count ? bsearch(items[i].id, ids, (size_t)count, NEG_ID_LEN, neg_id_cmp) : NULL;
@@ -393,12 +394,19 @@ static int neg_answer_range(struct neg_round *rd, struct neg_reader *r, uint64_t
 	return 0;
 }
 
-/* Closes a reply that ran out of room: one Fingerprint range over
- * everything from the last bound written up to infinity. */
+/* Closes a reply that ran out of room at the range starting at prev: the
+ * Skip run before it (ranges already settled must not be asked about
+ * again, or the initiator would report their ids twice), then one
+ * Fingerprint range over everything from there up to infinity. */
 static void neg_put_rest(struct neg_round *rd, struct neg_writer *w)
 {
 	struct neg_bound all = { NEG_INFINITY, { 0 }, 0 };
 
+	if (rd->skip) {
+		neg_put_bound(w, &rd->prev);
+		neg_put_varint(w, NEG_SKIP);
+		rd->written_idx = rd->prev_idx;
+	}
 	neg_put_bound(w, &all);
 	neg_put_fingerprint(w, rd->items + rd->written_idx, rd->n - rd->written_idx);
 }
@@ -446,6 +454,7 @@ int neg_reconcile(const struct neg_item *items, size_t n, const uint8_t *in, siz
 		struct neg_bound cur;
 		uint64_t mode;
 		size_t hi;
+		bool skip_before;
 
 		buf_reset(&scratch);
 		neg_get_bound(&r, &cur);
@@ -455,9 +464,11 @@ int neg_reconcile(const struct neg_item *items, size_t n, const uint8_t *in, siz
 			break;
 		}
 		hi = neg_lower_bound(items, rd.prev_idx, n, &cur);
+		skip_before = rd.skip;
 		rc = neg_answer_range(&rd, &r, mode, rd.prev_idx, hi, &cur, &piece);
 		if (rc == 0 && (rc = piece.err) == 0 && scratch.len) {
 			if ((out->len - start) + scratch.len > room) {
+				rd.skip = skip_before; /* the piece that wrote it is dropped */
 				neg_put_rest(&rd, &w);
 				break;
 			}
