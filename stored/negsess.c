@@ -23,28 +23,6 @@
 /* How often idle sessions are looked for. */
 #define NEGSESS_SWEEP_MS 1000
 
-enum negsess_job_kind {
-	NJ_OPEN, NJ_MSG, NJ_CLOSE, NJ_CONN_CLOSED, NJ_WORKER_GONE, NJ_ITEMS,
-};
-
-/* One piece of work for the session thread; it frees the job. */
-struct negsess_job {
-	enum negsess_job_kind kind;
-	struct rpc_return to;
-	uint64_t conn_id;
-	char sub_id[MSG_SUB_ID_MAX];
-	uint32_t sub_id_len;
-	struct filter filter;   /* NJ_OPEN: owned */
-	uint8_t (*viewers)[32]; /* NJ_OPEN: owned */
-	uint32_t nviewers;
-	uint8_t *message;       /* NJ_OPEN, NJ_MSG: owned */
-	size_t message_len;
-	uint64_t serial;        /* NJ_ITEMS */
-	enum negsess_read status;
-	struct neg_item *items; /* NJ_ITEMS: owned */
-	size_t nitems;
-};
-
 struct negsess_session {
 	struct rpc_return to; /* where its replies go (the latest request's) */
 	uint64_t conn_id;
@@ -61,24 +39,12 @@ struct negsess_session {
 
 struct negsess {
 	struct stored *s;
-	struct queue *q;
 	pthread_t thread;
 	struct negsess_session **sessions; /* neg_sessions_max slots, NULL when free */
 	uint32_t cap;
 	uint64_t next_serial;
 	struct buf out, reply;
 };
-
-static void negsess_job_free(struct negsess_job *j)
-{
-	if (!j)
-		return;
-	filter_free(&j->filter);
-	free(j->viewers);
-	free(j->message);
-	free(j->items);
-	free(j);
-}
 
 static void negsess_session_free(struct negsess_session *ss)
 {
@@ -187,7 +153,7 @@ static void negsess_answer(struct negsess *n, int slot, const uint8_t *msg, size
 
 /* Asks the query pool for the session's items. */
 static const char *negsess_submit_read(struct negsess *n, struct negsess_session *ss,
-				       struct negsess_job *j)
+				       struct neg_job *j)
 {
 	struct query_job *q = calloc(1, sizeof(*q));
 	const char *refused;
@@ -213,7 +179,7 @@ static const char *negsess_submit_read(struct negsess *n, struct negsess_session
 	return refused;
 }
 
-static void negsess_on_open(struct negsess *n, struct negsess_job *j)
+static void negsess_on_open(struct negsess *n, struct neg_job *j)
 {
 	const struct config *cfg = &n->s->cfg;
 	int slot = negsess_find(n, j->to.worker, j->conn_id, j->sub_id, j->sub_id_len);
@@ -251,7 +217,7 @@ static void negsess_on_open(struct negsess *n, struct negsess_job *j)
 		negsess_fail(n, slot, why);
 }
 
-static void negsess_on_items(struct negsess *n, struct negsess_job *j)
+static void negsess_on_items(struct negsess *n, struct neg_job *j)
 {
 	int slot = -1;
 	struct negsess_session *ss;
@@ -263,13 +229,13 @@ static void negsess_on_items(struct negsess *n, struct negsess_job *j)
 	if (slot < 0)
 		return; /* closed or replaced while it was read */
 	ss = n->sessions[slot];
-	if (j->status == NEGSESS_READ_TOO_MANY) {
+	if (j->status == NEG_READ_TOO_MANY) {
 		snprintf(why, sizeof(why), "blocked: the filter matches more than %u events; narrow it",
 			 n->s->cfg.neg_max_records);
 		negsess_fail(n, slot, why);
 		return;
 	}
-	if (j->status != NEGSESS_READ_OK) {
+	if (j->status != NEG_READ_OK) {
 		negsess_fail(n, slot, "error: the query failed or took too long; narrow the filter");
 		return;
 	}
@@ -284,7 +250,7 @@ static void negsess_on_items(struct negsess *n, struct negsess_job *j)
 	}
 }
 
-static void negsess_on_msg(struct negsess *n, struct negsess_job *j)
+static void negsess_on_msg(struct negsess *n, struct neg_job *j)
 {
 	int slot = negsess_find(n, j->to.worker, j->conn_id, j->sub_id, j->sub_id_len);
 
@@ -312,21 +278,21 @@ static void negsess_drop_where(struct negsess *n, uint16_t worker, uint64_t conn
 	}
 }
 
-static void negsess_run(struct negsess *n, struct negsess_job *j)
+static void negsess_run(struct negsess *n, struct neg_job *j)
 {
 	int slot;
 
 	switch (j->kind) {
-	case NJ_OPEN: negsess_on_open(n, j); break;
-	case NJ_MSG: negsess_on_msg(n, j); break;
-	case NJ_ITEMS: negsess_on_items(n, j); break;
-	case NJ_CLOSE:
+	case NEG_JOB_OPEN: negsess_on_open(n, j); break;
+	case NEG_JOB_MSG: negsess_on_msg(n, j); break;
+	case NEG_JOB_ITEMS: negsess_on_items(n, j); break;
+	case NEG_JOB_CLOSE:
 		slot = negsess_find(n, j->to.worker, j->conn_id, j->sub_id, j->sub_id_len);
 		if (slot >= 0)
 			negsess_drop(n, slot);
 		break;
-	case NJ_CONN_CLOSED: negsess_drop_where(n, j->to.worker, j->conn_id, false); break;
-	case NJ_WORKER_GONE: negsess_drop_where(n, j->to.worker, 0, true); break;
+	case NEG_JOB_CONN_CLOSED: negsess_drop_where(n, j->to.worker, j->conn_id, false); break;
+	case NEG_JOB_WORKER_GONE: negsess_drop_where(n, j->to.worker, 0, true); break;
 	}
 }
 
@@ -354,13 +320,13 @@ static void *negsess_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "negentropy");
 	for (;;) {
-		struct negsess_job *j = queue_pop_timed(n->q, NEGSESS_SWEEP_MS);
+		struct neg_job *j = queue_pop_timed(n->s->neg_q, NEGSESS_SWEEP_MS);
 
-		if (!j && queue_closed(n->q))
+		if (!j && queue_closed(n->s->neg_q))
 			break;
 		if (j)
 			negsess_run(n, j);
-		negsess_job_free(j);
+		neg_job_free(j);
 		if (deadline_now_ms() >= next_sweep) {
 			negsess_sweep(n);
 			next_sweep = deadline_now_ms() + NEGSESS_SWEEP_MS;
@@ -378,9 +344,10 @@ int negsess_start(struct stored *s)
 	n->s = s;
 	n->cap = s->cfg.neg_sessions_max;
 	n->sessions = calloc(n->cap, sizeof(*n->sessions));
-	n->q = queue_new(NEGSESS_QUEUE);
-	if (!n->sessions || !n->q || pthread_create(&n->thread, NULL, negsess_main, n)) {
-		queue_free(n->q);
+	n->s->neg_q = queue_new(NEGSESS_QUEUE);
+	if (!n->sessions || !n->s->neg_q || pthread_create(&n->thread, NULL, negsess_main, n)) {
+		queue_free(n->s->neg_q);
+		n->s->neg_q = NULL;
 		free(n->sessions);
 		free(n);
 		return ERR_NOMEM;
@@ -392,18 +359,19 @@ int negsess_start(struct stored *s)
 void negsess_stop(struct stored *s)
 {
 	struct negsess *n = s->neg;
-	struct negsess_job *j;
+	struct neg_job *j;
 
 	if (!n)
 		return;
-	queue_close(n->q);
+	queue_close(n->s->neg_q);
 	pthread_join(n->thread, NULL);
-	while ((j = queue_pop_nowait(n->q)))
-		negsess_job_free(j);
+	while ((j = queue_pop_nowait(n->s->neg_q)))
+		neg_job_free(j);
 	for (uint32_t i = 0; i < n->cap; i++)
 		negsess_session_free(n->sessions[i]);
 	free(n->sessions);
-	queue_free(n->q);
+	queue_free(n->s->neg_q);
+	n->s->neg_q = NULL;
 	buf_free(&n->out);
 	buf_free(&n->reply);
 	free(n);
@@ -412,10 +380,10 @@ void negsess_stop(struct stored *s)
 
 /* ---- the other threads' side: each queues one job ---- */
 
-static struct negsess_job *negsess_job_new(enum negsess_job_kind kind, const struct rpc_return *to,
+static struct neg_job *negsess_job_new(enum neg_job_kind kind, const struct rpc_return *to,
 					   uint64_t conn_id, const struct msg_str *sub_id)
 {
-	struct negsess_job *j = calloc(1, sizeof(*j));
+	struct neg_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
@@ -432,18 +400,18 @@ static struct negsess_job *negsess_job_new(enum negsess_job_kind kind, const str
 }
 
 /* Queues j; a full queue answers a NEG-OPEN or NEG-MSG at once. */
-static void negsess_push(struct stored *s, struct negsess_job *j)
+static void negsess_push(struct stored *s, struct neg_job *j)
 {
-	if (!s->neg || queue_push(s->neg->q, j) == 0)
+	if (!s->neg_q || queue_push(s->neg_q, j) == 0)
 		return;
-	if (j->kind == NJ_OPEN || j->kind == NJ_MSG) {
+	if (j->kind == NEG_JOB_OPEN || j->kind == NEG_JOB_MSG) {
 		struct negsess tmp = { .s = s };
 
 		negsess_err_to(&tmp, &j->to, j->conn_id, j->sub_id, j->sub_id_len,
 			       "error: the relay is overloaded, retry");
 		buf_free(&tmp.reply);
 	}
-	negsess_job_free(j);
+	neg_job_free(j);
 }
 
 static uint8_t *negsess_dup(const struct msg_str *m)
@@ -457,7 +425,7 @@ static uint8_t *negsess_dup(const struct msg_str *m)
 
 void negsess_open(struct stored *s, const struct rpc_return *to, struct msg_neg_open *m)
 {
-	struct negsess_job *j = negsess_job_new(NJ_OPEN, to, m->conn_id, &m->sub_id);
+	struct neg_job *j = negsess_job_new(NEG_JOB_OPEN, to, m->conn_id, &m->sub_id);
 
 	if (!j)
 		return;
@@ -470,7 +438,7 @@ void negsess_open(struct stored *s, const struct rpc_return *to, struct msg_neg_
 		j->nviewers = m->nviewers;
 	}
 	if (!j->message) {
-		negsess_job_free(j);
+		neg_job_free(j);
 		return;
 	}
 	negsess_push(s, j);
@@ -478,14 +446,14 @@ void negsess_open(struct stored *s, const struct rpc_return *to, struct msg_neg_
 
 void negsess_msg(struct stored *s, const struct rpc_return *to, const struct msg_neg_msg *m)
 {
-	struct negsess_job *j = negsess_job_new(NJ_MSG, to, m->conn_id, &m->sub_id);
+	struct neg_job *j = negsess_job_new(NEG_JOB_MSG, to, m->conn_id, &m->sub_id);
 
 	if (!j)
 		return;
 	j->message = negsess_dup(&m->message);
 	j->message_len = m->message.len;
 	if (!j->message) {
-		negsess_job_free(j);
+		neg_job_free(j);
 		return;
 	}
 	negsess_push(s, j);
@@ -493,7 +461,7 @@ void negsess_msg(struct stored *s, const struct rpc_return *to, const struct msg
 
 void negsess_close(struct stored *s, const struct rpc_return *to, const struct msg_neg_close *m)
 {
-	struct negsess_job *j = negsess_job_new(NJ_CLOSE, to, m->conn_id, &m->sub_id);
+	struct neg_job *j = negsess_job_new(NEG_JOB_CLOSE, to, m->conn_id, &m->sub_id);
 
 	if (j)
 		negsess_push(s, j);
@@ -502,7 +470,7 @@ void negsess_close(struct stored *s, const struct rpc_return *to, const struct m
 void negsess_conn_closed(struct stored *s, uint16_t worker, uint64_t conn_id)
 {
 	struct rpc_return to = { .worker = worker };
-	struct negsess_job *j = negsess_job_new(NJ_CONN_CLOSED, &to, conn_id, NULL);
+	struct neg_job *j = negsess_job_new(NEG_JOB_CONN_CLOSED, &to, conn_id, NULL);
 
 	if (j)
 		negsess_push(s, j);
@@ -511,24 +479,8 @@ void negsess_conn_closed(struct stored *s, uint16_t worker, uint64_t conn_id)
 void negsess_worker_gone(struct stored *s, uint16_t worker)
 {
 	struct rpc_return to = { .worker = worker };
-	struct negsess_job *j = negsess_job_new(NJ_WORKER_GONE, &to, 0, NULL);
+	struct neg_job *j = negsess_job_new(NEG_JOB_WORKER_GONE, &to, 0, NULL);
 
 	if (j)
 		negsess_push(s, j);
-}
-
-void negsess_items(struct stored *s, uint64_t serial, enum negsess_read status,
-		   struct neg_item *items, size_t n)
-{
-	struct negsess_job *j = negsess_job_new(NJ_ITEMS, NULL, 0, NULL);
-
-	if (!j) {
-		free(items);
-		return;
-	}
-	j->serial = serial;
-	j->status = status;
-	j->items = items;
-	j->nitems = n;
-	negsess_push(s, j);
 }

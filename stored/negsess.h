@@ -21,8 +21,8 @@
  * neg_sessions_max * neg_max_records * 40 bytes, plus one reply each.
  *
  * Threading: negsess_open/msg/close/conn_closed/worker_gone are called by
- * the rpc thread, negsess_items by query threads; each only queues a job
- * for the session thread.
+ * the rpc thread; each only queues a job for the session thread.  Query
+ * threads hand back items as NEG_JOB_ITEMS on s->neg_q (jobs.h).
  */
 #ifndef STORED_NEGSESS_H
 #define STORED_NEGSESS_H
@@ -51,17 +51,5 @@ void negsess_close(struct stored *s, const struct rpc_return *to, const struct m
 void negsess_conn_closed(struct stored *s, uint16_t worker, uint64_t conn_id);
 /* The worker restarted or its pipe closed: all its sessions end. */
 void negsess_worker_gone(struct stored *s, uint16_t worker);
-
-/* What a query thread read for session serial. */
-enum negsess_read {
-	NEGSESS_READ_OK,
-	NEGSESS_READ_TOO_MANY, /* more than neg_max_records matched */
-	NEGSESS_READ_FAILED,   /* SQLite failed or the time limit cut it */
-};
-
-/* Hands the sorted items (malloc'ed, taken also on failure; NULL when n is
- * 0) for session serial to the session thread. */
-void negsess_items(struct stored *s, uint64_t serial, enum negsess_read status,
-		   struct neg_item *items, size_t n);
 
 #endif

@@ -16,8 +16,8 @@
 #include "db.h"
 #include "hll.h"
 #include "jobs.h"
-#include "negsess.h"
 #include "query_sql.h"
+#include "queue.h"
 #include "turnqueue.h"
 #include "stored.h"
 #include "reply.h"
@@ -317,7 +317,7 @@ static int query_neg_add(sqlite3_stmt *st, struct neg_item **items, size_t *n, s
 
 /* NIP-77: the (created_at, id) of every event a REQ with the session's
  * filter would show its connection, at most neg_max_records, sorted and
- * handed to the session thread (negsess.h). */
+ * handed to the session thread (negsess.h) on its queue. */
 static void query_neg(struct query_worker *q, const struct query_job *job)
 {
 	const struct filter *f = &job->filters[0];
@@ -326,7 +326,8 @@ static void query_neg(struct query_worker *q, const struct query_job *job)
 	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), limit,
 				     q->s->cfg.search != 0, false, q->private_kinds, q->nprivate,
 				     (const uint8_t(*)[32])job->viewers, job->nviewers };
-	enum negsess_read status = NEGSESS_READ_OK;
+	struct neg_job *done = calloc(1, sizeof(*done));
+	enum neg_read status = NEG_READ_OK;
 	struct neg_item *items = NULL;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st = NULL;
@@ -340,21 +341,25 @@ static void query_neg(struct query_worker *q, const struct query_job *job)
 				break;
 		sqlite3_finalize(st);
 	}
-	if (q->cut) {
-		free(items);
-		return;
-	}
 	if (rc != SQLITE_DONE)
-		status = NEGSESS_READ_FAILED;
+		status = NEG_READ_FAILED;
 	else if (n > max)
-		status = NEGSESS_READ_TOO_MANY;
-	if (status != NEGSESS_READ_OK) {
+		status = NEG_READ_TOO_MANY;
+	if (q->cut || !done || status != NEG_READ_OK) {
 		free(items);
 		items = NULL;
 		n = 0;
 	}
+	if (q->cut || !done) { /* the session is swept when its read never comes back */
+		free(done);
+		return;
+	}
 	neg_sort(items, n);
-	negsess_items(q->s, job->neg_serial, status, items, n);
+	*done = (struct neg_job){ .kind = NEG_JOB_ITEMS, .serial = job->neg_serial,
+				  .status = status, .items = items, .nitems = n };
+	filter_init(&done->filter);
+	if (!q->s->neg_q || queue_push(q->s->neg_q, done))
+		neg_job_free(done);
 	atomic_fetch_add(&q->s->stats.queries, 1);
 }
 

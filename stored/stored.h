@@ -157,6 +157,7 @@ struct stored {
 	struct workask ask;      /* relayctl conns and kick: questions to the workers */
 	struct plugin *plugin;   /* the write-policy plugin, or NULL (plugin.h) */
 	struct negsess *neg;     /* NIP-77 sessions and their thread (negsess.h) */
+	struct queue *neg_q;     /* its jobs (struct neg_job, jobs.h) */
 };
 
 #endif
