@@ -4,13 +4,12 @@
  * received bytes into handshakes, messages and control replies).  Nothing
  * outside those two files includes this.
  */
-#ifndef BENCH_WS_CONN_INT_H
-#define BENCH_WS_CONN_INT_H
+#ifndef COMMON_WS_CONN_INT_H
+#define COMMON_WS_CONN_INT_H
 
 #include <stdbool.h>
 
-#include "../common/buf.h"
-#include "rng.h"
+#include "buf.h"
 #include "ws_client.h"
 #include "ws_handshake.h"
 
@@ -49,7 +48,7 @@ struct ws_loop {
 	struct ws_conn *dead;
 	size_t live;
 	size_t max_message;
-	struct rng rng; /* mask keys */
+	uint64_t mask_state; /* splitmix64 state for mask keys */
 };
 
 /* Ends c: closes the socket, runs on_close(err) once, queues it for freeing. */

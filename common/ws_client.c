@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/err.h"
-#include "clock.h"
+#include "err.h"
 #include "ws_conn_int.h"
 #include "ws_frame.h"
 
@@ -59,7 +58,13 @@ struct ws_loop *ws_loop_new(size_t max_message)
 		return NULL;
 	}
 	l->max_message = max_message;
-	rng_seed(&l->rng, clock_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)l);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		l->mask_state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+				((uint64_t)getpid() << 32) ^ (uintptr_t)l;
+	}
 	return l;
 }
 
@@ -209,9 +214,20 @@ static void ws_mark_dirty(struct ws_conn *c)
 	c->loop->dirty = c;
 }
 
+/* The next mask key (RFC 6455 wants them unpredictable to the network
+ * path, not secret: splitmix64 over a clock-seeded state does). */
+static uint32_t ws_mask_key(struct ws_loop *l)
+{
+	uint64_t z = (l->mask_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)(z ^ (z >> 31));
+}
+
 int ws__queue(struct ws_conn *c, int opcode, const struct iovec *iov, int iovcnt)
 {
-	uint32_t mask = (uint32_t)rng_next(&c->loop->rng);
+	uint32_t mask = ws_mask_key(c->loop);
 
 	if (ws_frame_appendv(&c->out, (enum ws_opcode)opcode, true, iov, iovcnt, mask))
 		return ERR_NOMEM;
