@@ -45,7 +45,7 @@ install_units() {
 		chmod 0644 "$DESTDIR$UNITDIR/$unit.tmp"
 		mv "$DESTDIR$UNITDIR/$unit.tmp" "$DESTDIR$UNITDIR/$unit"
 	done
-	say "installed relay.target stored.service relayd@.service in $DESTDIR$UNITDIR"
+	say "installed relay.target stored.service relayd@.service relay-stream@.service in $DESTDIR$UNITDIR"
 }
 
 install_config() {

@@ -3,8 +3,9 @@
  * (relayctl.c), the connection to stored's admin socket (ctl_call.c), the
  * human-readable printers (ctl_show.c), the event transfers that take
  * several requests (ctl_data.c: export; ctl_import.c: import, whose lines
- * ctl_judge.c checks) and the backup, which waits for stored to finish it
- * (ctl_backup.c).
+ * ctl_judge.c checks), the backup, which waits for stored to finish it
+ * (ctl_backup.c), and the websocket commands sync (ctl_sync.c) and stream
+ * (ctl_stream.c) over a connection to another relay (ctl_peer.c).
  */
 #ifndef RELAYCTL_CTL_H
 #define RELAYCTL_CTL_H
@@ -84,6 +85,11 @@ int ctl_import(struct ctl *c);
  * Returns 0 when both sides hold the same set for the filter, 1 when some
  * event could not be moved or the peer failed, 2 for bad usage. */
 int ctl_sync(struct ctl *c);
+
+/* relayctl stream URL [FILTER]: stores every event URL sends for FILTER,
+ * reconnecting with backoff, until SIGTERM or SIGINT.  Returns 0 after a
+ * stop, 1 when stored failed, 2 for bad usage. */
+int ctl_stream(struct ctl *c);
 
 struct ctl_peer;
 

@@ -191,6 +191,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ ADMIN_CMD_RELOAD, NULL, "", 0, 0, NULL, ctl_show_reload, NULL },
 	{ ADMIN_CMD_BACKUP, NULL, "[PATH]", 0, 1, NULL, NULL, ctl_backup },
 	{ ADMIN_CMD_EXPORT, "sync", "URL [FILTER] [--dir down|up|both]", 1, 2, NULL, NULL, ctl_sync },
+	{ ADMIN_CMD_IMPORT, "stream", "URL [FILTER]", 1, 2, NULL, NULL, ctl_stream },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
