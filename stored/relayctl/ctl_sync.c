@@ -416,8 +416,10 @@ static void ctl_sync_summary(const struct ctl_sync *s, int status)
 	       status ? "incomplete" : "done", s->nitems, s->have.n, s->need.n, s->rounds);
 	printf("down: fetched %zu, stored %zu, duplicate %zu, refused %zu\n", s->fetched, s->stored,
 	       s->duplicate, s->refused_here);
-	printf("up: published %zu, accepted %zu, refused %zu\n", s->published, s->accepted,
-	       s->refused_there);
+	/* An event of ours the fetch superseded (a newer version came down) is
+	 * gone by the time it would go up: neither sent nor a failure. */
+	printf("up: published %zu, accepted %zu, refused %zu, gone here %zu\n", s->published,
+	       s->accepted, s->refused_there, s->up ? s->have.n - s->published : 0);
 	printf("bytes: sent %llu, received %llu; %.2f s\n",
 	       (unsigned long long)ctl_peer_bytes_out(s->peer),
 	       (unsigned long long)ctl_peer_bytes_in(s->peer), ctl_sync_seconds(s));
@@ -459,8 +461,8 @@ int ctl_sync(struct ctl *c)
 	if (status == 0 && s.up)
 		status = ctl_sync_up(&s);
 	if (status != 2 && s.peer) {
-		if (status == 0 && ((s.down && s.stored + s.duplicate < s.need.n) ||
-				    (s.up && s.accepted < s.have.n)))
+		if (status == 0 && ((s.down && (s.fetched < s.need.n || s.refused_here)) ||
+				    (s.up && s.refused_there)))
 			status = 1;
 		ctl_sync_summary(&s, status);
 	}
