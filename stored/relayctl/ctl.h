@@ -78,6 +78,17 @@ void ctl_show_bans(const cJSON *reply);
 int ctl_export(struct ctl *c);
 int ctl_import(struct ctl *c);
 
+/* What stored made of events sent to it (superseded counts as duplicate,
+ * invalid as refused). */
+struct ctl_tally {
+	size_t stored, duplicate, refused;
+};
+
+/* Sends events (a JSON array, borrowed) to stored's import with source
+ * ("sync", "stream"), adding its answer to *t.  stored checks each
+ * signature itself.  Returns 0, or 1 after telling stderr why. */
+int ctl_store_events(struct ctl *c, cJSON *events, const char *source, struct ctl_tally *t);
+
 /* ---- sync (ctl_sync.c) over a websocket to another relay (ctl_peer.c) ---- */
 
 /* relayctl sync URL [FILTER] [--dir down|up|both]: NIP-77 against URL,

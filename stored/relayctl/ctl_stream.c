@@ -42,7 +42,8 @@ struct ctl_stream {
 	cJSON *filter;
 	cJSON *pending; /* events not stored yet */
 	int64_t newest;  /* created_at of the newest event stored */
-	size_t received, stored, duplicate, refused;
+	size_t received;
+	struct ctl_tally tally;
 	unsigned connects;
 };
 
@@ -57,26 +58,14 @@ static int64_t ctl_stream_ms(void)
 /* Stores what is pending; returns 0 or 1 (stored unreachable). */
 static int ctl_stream_flush(struct ctl_stream *st)
 {
-	cJSON *req, *reply = NULL;
+	cJSON *events = st->pending;
 	int status;
 
-	if (cJSON_GetArraySize(st->pending) == 0)
+	if (cJSON_GetArraySize(events) == 0)
 		return 0;
-	req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, ADMIN_F_CMD, "import");
-	cJSON_AddStringToObject(req, ADMIN_F_SOURCE, "stream");
-	cJSON_AddItemToObject(req, ADMIN_F_EVENTS, st->pending);
 	st->pending = cJSON_CreateArray();
-	status = ctl_call(st->c, req, &reply, NULL) || ctl_failed(reply);
-	if (status == 0) {
-		st->stored += (size_t)ctl_num(reply, ADMIN_F_STORED);
-		st->duplicate += (size_t)ctl_num(reply, ADMIN_F_DUPLICATE) +
-				 (size_t)ctl_num(reply, ADMIN_F_SUPERSEDED);
-		st->refused += (size_t)ctl_num(reply, ADMIN_F_REFUSED) +
-			       (size_t)ctl_num(reply, ADMIN_F_INVALID);
-	}
-	cJSON_Delete(req);
-	cJSON_Delete(reply);
+	status = ctl_store_events(st->c, events, "stream", &st->tally);
+	cJSON_Delete(events);
 	return status;
 }
 
@@ -204,7 +193,7 @@ int ctl_stream(struct ctl *c)
 		}
 	}
 	printf("stream: received %zu, stored %zu, duplicate %zu, refused %zu, connections %u\n",
-	       st.received, st.stored, st.duplicate, st.refused, st.connects);
+	       st.received, st.tally.stored, st.tally.duplicate, st.tally.refused, st.connects);
 	cJSON_Delete(st.pending);
 	cJSON_Delete(st.filter);
 	return status;

@@ -43,7 +43,9 @@ struct ctl_sync {
 	size_t nitems, cap;
 	struct ctl_ids have, need;
 	unsigned rounds;
-	size_t fetched, stored, duplicate, refused_here, published, accepted, refused_there;
+	uint64_t neg_out, neg_in; /* negentropy payload bytes each way (binary) */
+	struct ctl_tally tally; /* of what came down */
+	size_t fetched, published, accepted, refused_there;
 	int tty;
 	struct timespec started;
 };
@@ -143,6 +145,7 @@ static int ctl_sync_send_neg(struct ctl_sync *s, const char *verb, const struct 
 		return -1;
 	}
 	hex_encode((const uint8_t *)msg->data, msg->len, hex);
+	s->neg_out += msg->len;
 	cJSON_AddItemToArray(frame, cJSON_CreateString(verb));
 	cJSON_AddItemToArray(frame, cJSON_CreateString(CTL_SYNC_SUB));
 	if (!strcmp(verb, "NEG-OPEN"))
@@ -181,8 +184,10 @@ static int ctl_sync_await(struct ctl_sync *s, struct buf *bin)
 			buf_reset(bin);
 			rc = (n % 2 || buf_reserve(bin, n / 2) ||
 			      hex_decode(arg, n, (uint8_t *)bin->data, n / 2)) ? -1 : 0;
-			if (rc == 0)
+			if (rc == 0) {
 				bin->len = n / 2;
+				s->neg_in += n / 2;
+			}
 			else
 				fprintf(stderr, "relayctl: the peer sent a NEG-MSG that is not hex\n");
 		}
@@ -251,28 +256,6 @@ static cJSON *ctl_sync_ids_filter(const struct ctl_ids *l, size_t from, size_t n
 	return f;
 }
 
-/* Stores the fetched events through stored's import. */
-static int ctl_sync_store(struct ctl_sync *s, cJSON *events)
-{
-	cJSON *req = cJSON_CreateObject(), *reply = NULL;
-	int status;
-
-	cJSON_AddStringToObject(req, ADMIN_F_CMD, "import");
-	cJSON_AddStringToObject(req, ADMIN_F_SOURCE, "sync");
-	cJSON_AddItemReferenceToObject(req, ADMIN_F_EVENTS, events);
-	status = ctl_call(s->c, req, &reply, NULL) || ctl_failed(reply);
-	if (status == 0) {
-		s->stored += (size_t)ctl_num(reply, ADMIN_F_STORED);
-		s->duplicate += (size_t)ctl_num(reply, ADMIN_F_DUPLICATE) +
-				(size_t)ctl_num(reply, ADMIN_F_SUPERSEDED);
-		s->refused_here += (size_t)ctl_num(reply, ADMIN_F_REFUSED) +
-				   (size_t)ctl_num(reply, ADMIN_F_INVALID);
-	}
-	cJSON_Delete(req);
-	cJSON_Delete(reply);
-	return status;
-}
-
 /* One REQ for n ids; the events it brings, stored. */
 static int ctl_sync_fetch_batch(struct ctl_sync *s, size_t from, size_t n)
 {
@@ -306,7 +289,7 @@ static int ctl_sync_fetch_batch(struct ctl_sync *s, size_t from, size_t n)
 
 		ctl_peer_send(s->peer, close, sizeof(close) - 1);
 		if (cJSON_GetArraySize(events))
-			status = ctl_sync_store(s, events);
+			status = ctl_store_events(s->c, events, "sync", &s->tally);
 	}
 	cJSON_Delete(req);
 	cJSON_Delete(events);
@@ -414,15 +397,16 @@ static void ctl_sync_summary(const struct ctl_sync *s, int status)
 {
 	printf("sync %s: here %zu, have %zu (only here), need %zu (only there), rounds %u\n",
 	       status ? "incomplete" : "done", s->nitems, s->have.n, s->need.n, s->rounds);
-	printf("down: fetched %zu, stored %zu, duplicate %zu, refused %zu\n", s->fetched, s->stored,
-	       s->duplicate, s->refused_here);
+	printf("down: fetched %zu, stored %zu, duplicate %zu, refused %zu\n", s->fetched,
+	       s->tally.stored, s->tally.duplicate, s->tally.refused);
 	/* An event of ours the fetch superseded (a newer version came down) is
 	 * gone by the time it would go up: neither sent nor a failure. */
 	printf("up: published %zu, accepted %zu, refused %zu, gone here %zu\n", s->published,
 	       s->accepted, s->refused_there, s->up ? s->have.n - s->published : 0);
-	printf("bytes: sent %llu, received %llu; %.2f s\n",
+	printf("bytes: sent %llu, received %llu (negentropy %llu and %llu before hex); %.2f s\n",
 	       (unsigned long long)ctl_peer_bytes_out(s->peer),
-	       (unsigned long long)ctl_peer_bytes_in(s->peer), ctl_sync_seconds(s));
+	       (unsigned long long)ctl_peer_bytes_in(s->peer), (unsigned long long)s->neg_out,
+	       (unsigned long long)s->neg_in, ctl_sync_seconds(s));
 }
 
 static int ctl_sync_args(struct ctl_sync *s, struct ctl *c)
@@ -461,7 +445,7 @@ int ctl_sync(struct ctl *c)
 	if (status == 0 && s.up)
 		status = ctl_sync_up(&s);
 	if (status != 2 && s.peer) {
-		if (status == 0 && ((s.down && (s.fetched < s.need.n || s.refused_here)) ||
+		if (status == 0 && ((s.down && (s.fetched < s.need.n || s.tally.refused)) ||
 				    (s.up && s.refused_there)))
 			status = 1;
 		ctl_sync_summary(&s, status);
