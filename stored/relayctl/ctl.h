@@ -30,7 +30,7 @@ struct ctl {
 	char **args; /* the command's own arguments */
 	int nargs;
 	int json;    /* --json: print stored's JSON as it came */
-	int dry_run; /* --dry-run (delete) */
+	int dry_run; /* --dry-run (delete; sync: reconcile only) */
 	const char *dir; /* --dir down|up|both (sync) */
 	nng_socket sock;
 	char url[256];
@@ -91,8 +91,9 @@ int ctl_store_events(struct ctl *c, cJSON *events, const char *source, struct ct
 
 /* ---- sync (ctl_sync.c) over a websocket to another relay (ctl_peer.c) ---- */
 
-/* relayctl sync URL [FILTER] [--dir down|up|both]: NIP-77 against URL,
- * then fetch what is missing here and/or publish what is missing there.
+/* relayctl sync URL [FILTER] [--dir down|up|both] [--dry-run]: NIP-77
+ * against URL, then fetch what is missing here and/or publish what is
+ * missing there (with --dry-run neither: only the counts).
  * Returns 0 when both sides hold the same set for the filter, 1 when some
  * event could not be moved or the peer failed, 2 for bad usage. */
 int ctl_sync(struct ctl *c);

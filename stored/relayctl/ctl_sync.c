@@ -440,6 +440,8 @@ int ctl_sync(struct ctl *c)
 		status = 1;
 	if (status == 0)
 		status = ctl_sync_reconcile(&s);
+	if (c->dry_run) /* reconcile only: the counts, nothing moved */
+		s.down = s.up = false;
 	if (status == 0 && s.down)
 		status = ctl_sync_down(&s);
 	if (status == 0 && s.up)

@@ -190,7 +190,7 @@ static const struct ctl_command ctl_commands[] = {
 	{ ADMIN_CMD_RETENTION, NULL, "", 0, 0, NULL, ctl_show_retention, NULL },
 	{ ADMIN_CMD_RELOAD, NULL, "", 0, 0, NULL, ctl_show_reload, NULL },
 	{ ADMIN_CMD_BACKUP, NULL, "[PATH]", 0, 1, NULL, NULL, ctl_backup },
-	{ ADMIN_CMD_EXPORT, "sync", "URL [FILTER] [--dir down|up|both]", 1, 2, NULL, NULL, ctl_sync },
+	{ ADMIN_CMD_EXPORT, "sync", "URL [FILTER] [--dir down|up|both] [--dry-run]", 1, 2, NULL, NULL, ctl_sync },
 	{ ADMIN_CMD_IMPORT, "stream", "URL [FILTER]", 1, 2, NULL, NULL, ctl_stream },
 };
 
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 		if (!strcmp(ctl_name(&ctl_commands[i]), c.command))
 			cmd = &ctl_commands[i];
 	if (!cmd || c.nargs < cmd->min_args || c.nargs > cmd->max_args ||
-	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE) || (c.dir && cmd->run != ctl_sync))
+	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE && cmd->run != ctl_sync) || (c.dir && cmd->run != ctl_sync))
 		ctl_usage();
 	c.cmd = cmd->cmd;
 	c.config_path = ctl_config_path(c.config_path);
