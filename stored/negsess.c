@@ -179,6 +179,28 @@ static const char *negsess_submit_read(struct negsess *n, struct negsess_session
 	return refused;
 }
 
+/* Answers a first message that needs no items: a malformed one (NEG-ERR)
+ * or one of another version (the byte 0x61, and no session).  Checked
+ * against no items, so a bad NEG-OPEN never costs a read.  Returns
+ * whether it answered. */
+static bool negsess_open_answered(struct negsess *n, const struct neg_job *j)
+{
+	struct neg_side side = { false, NULL, NULL, NULL, false };
+	int rc;
+
+	buf_reset(&n->out);
+	rc = neg_reconcile(NULL, 0, j->message, j->message_len, n->s->cfg.neg_frame_bytes, &side,
+			   &n->out);
+	if (rc)
+		negsess_err_to(n, &j->to, j->conn_id, j->sub_id, j->sub_id_len,
+			       rc == ERR_NOMEM ? "error: out of memory"
+					       : "invalid: malformed negentropy message");
+	else if (j->message[0] != NEG_VERSION)
+		negsess_send(n, &j->to, j->conn_id, j->sub_id, j->sub_id_len, MSG_NEG_MESSAGE,
+			     n->out.data, n->out.len);
+	return rc || j->message[0] != NEG_VERSION;
+}
+
 static void negsess_on_open(struct negsess *n, struct neg_job *j)
 {
 	const struct config *cfg = &n->s->cfg;
@@ -189,6 +211,8 @@ static void negsess_on_open(struct negsess *n, struct neg_job *j)
 
 	if (slot >= 0) /* NIP-77: a NEG-OPEN of an open id replaces it */
 		negsess_drop(n, slot);
+	if (negsess_open_answered(n, j))
+		return;
 	mine = negsess_count_conn(n, j->to.worker, j->conn_id, &slot);
 	if (mine >= cfg->neg_sessions_per_conn || slot < 0) {
 		negsess_err_to(n, &j->to, j->conn_id, j->sub_id, j->sub_id_len,
