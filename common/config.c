@@ -265,6 +265,9 @@ static const struct config_key config_keys[] = {
 	U32(neg_idle_seconds, "sync", "60", 1, 86400, CONFIG_STORED,
 	    "How long a negentropy session may wait for the client's next message before it is"
 	    " ended with NEG-ERR closed:."),
+	U32(neg_read_ms, "sync", "30000", 10, 600000, CONFIG_STORED,
+	    "The longest a query thread may read one negentropy session's events before NEG-ERR"
+	    " error: instead of query_time_limit_ms, since a session reads every match."),
 	U32(neg_frame_bytes, "sync", "60000", 4096, 524288, CONFIG_BOTH,
 	    "The largest negentropy message in bytes (before hex) the relay sends or takes; a"
 	    " larger NEG-MSG gets NEG-ERR blocked:."),

@@ -119,6 +119,7 @@ struct config {
 	uint32_t neg_sessions_max;     /* over all connections of the relay */
 	uint32_t neg_max_records;      /* items one session may hold */
 	uint32_t neg_idle_seconds;
+	uint32_t neg_read_ms;          /* the time limit of a session's read */
 	uint32_t neg_frame_bytes;      /* binary bytes of one message either way */
 	/* [memory] */
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */

@@ -367,7 +367,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 {
 	int64_t started = deadline_now_us();
 
-	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
+	q->deadline_us = started + (int64_t)(job->neg ? q->s->cfg.neg_read_ms
+						       : q->s->cfg.query_time_limit_ms) * 1000;
 	q->timed_out = false;
 	q->cut = query_stopping(q);
 	if (q->cut)

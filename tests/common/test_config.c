@@ -143,6 +143,7 @@ static const struct key_case keys[] = {
 	U(neg_sessions_max, "16", 1, 100000, "3"),
 	U(neg_max_records, "1000000", 1, 100000000, "10"),
 	U(neg_idle_seconds, "60", 1, 86400, "5"),
+	U(neg_read_ms, "30000", 10, 600000, "500"),
 	U(neg_frame_bytes, "60000", 4096, 524288, "8192"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
