@@ -48,6 +48,7 @@ struct ctl_sync {
 	size_t fetched, published, accepted, refused_there;
 	int tty;
 	struct timespec started;
+	double loaded_s, reconciled_s; /* when the local set was read, and the reconciliation done */
 };
 
 static void ctl_ids_add(void *arg, const uint8_t id[NEG_ID_LEN])
@@ -403,10 +404,12 @@ static void ctl_sync_summary(const struct ctl_sync *s, int status)
 	 * gone by the time it would go up: neither sent nor a failure. */
 	printf("up: published %zu, accepted %zu, refused %zu, gone here %zu\n", s->published,
 	       s->accepted, s->refused_there, s->up ? s->have.n - s->published : 0);
-	printf("bytes: sent %llu, received %llu (negentropy %llu and %llu before hex); %.2f s\n",
+	printf("bytes: sent %llu, received %llu (negentropy %llu and %llu before hex)\n",
 	       (unsigned long long)ctl_peer_bytes_out(s->peer),
 	       (unsigned long long)ctl_peer_bytes_in(s->peer), (unsigned long long)s->neg_out,
-	       (unsigned long long)s->neg_in, ctl_sync_seconds(s));
+	       (unsigned long long)s->neg_in);
+	printf("time: %.2f s (reading this side %.2f s, reconciling %.2f s)\n", ctl_sync_seconds(s),
+	       s->loaded_s, s->reconciled_s - s->loaded_s);
 }
 
 static int ctl_sync_args(struct ctl_sync *s, struct ctl *c)
@@ -436,10 +439,12 @@ int ctl_sync(struct ctl *c)
 	clock_gettime(CLOCK_MONOTONIC, &s.started);
 	if (status == 0)
 		status = ctl_sync_load(&s);
+	s.loaded_s = ctl_sync_seconds(&s);
 	if (status == 0 && !(s.peer = ctl_peer_open(c->args[0], 10000)))
 		status = 1;
 	if (status == 0)
 		status = ctl_sync_reconcile(&s);
+	s.reconciled_s = ctl_sync_seconds(&s);
 	if (c->dry_run) /* reconcile only: the counts, nothing moved */
 		s.down = s.up = false;
 	if (status == 0 && s.down)
