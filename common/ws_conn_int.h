@@ -1,8 +1,9 @@
 /*
  * ws_conn_int.h - the insides of a ws_conn and a ws_loop, shared by
- * ws_client.c (sockets, epoll, sending, lifecycle) and ws_recv.c (turning
- * received bytes into handshakes, messages and control replies).  Nothing
- * outside those two files includes this.
+ * ws_client.c (sockets, epoll, the loop), ws_conn.c (output and the end of
+ * a connection) and ws_recv.c (turning received bytes into handshakes,
+ * messages and control replies).  Nothing
+ * outside those three files includes this.
  */
 #ifndef COMMON_WS_CONN_INT_H
 #define COMMON_WS_CONN_INT_H
@@ -51,12 +52,19 @@ struct ws_loop {
 	uint64_t mask_state; /* splitmix64 state for mask keys */
 };
 
+/* ws_conn.c: */
 /* Ends c: closes the socket, runs on_close(err) once, queues it for freeing. */
 void ws__teardown(struct ws_conn *c, int err);
 
 /* Queues a frame on c and marks it for flushing.  Returns 0 or ERR_NOMEM. */
 int ws__queue(struct ws_conn *c, int opcode, const struct iovec *iov, int iovcnt);
 
+/* Ends c for a socket error e (ERR_IO, ws_conn_errno() gives e). */
+void ws__fail_io(struct ws_conn *c, int e);
+/* Puts c on its loop's list of connections with output to flush. */
+void ws__mark_dirty(struct ws_conn *c);
+
+/* ws_recv.c: */
 /* Consumes c->in: the handshake response, then frames.  May tear c down. */
 void ws__recv(struct ws_conn *c);
 
