@@ -2,8 +2,8 @@
  * ws_conn_int.h - the insides of a ws_conn and a ws_loop, shared by
  * ws_client.c (sockets, epoll, the loop), ws_conn.c (output and the end of
  * a connection) and ws_recv.c (turning received bytes into handshakes,
- * messages and control replies).  Nothing
- * outside those three files includes this.
+ * messages and control replies).  Nothing outside those three files
+ * includes this.
  */
 #ifndef COMMON_WS_CONN_INT_H
 #define COMMON_WS_CONN_INT_H
