@@ -11,6 +11,7 @@
 #include "../common/deadline.h"
 #include "../common/err.h"
 #include "../common/log.h"
+#include "../common/prio.h"
 #include "jobs.h"
 #include "query.h"
 #include "queue.h"
@@ -342,7 +343,10 @@ static void *negsess_main(void *arg)
 	struct negsess *n = arg;
 	int64_t next_sweep = deadline_now_ms() + NEGSESS_SWEEP_MS;
 
+	/* At query_nice, as the query threads that take heavy jobs: a cheap
+	 * REQ gets a core before a long reconciliation (bench/RESULTS.md). */
 	pthread_setname_np(pthread_self(), "negentropy");
+	prio_set_this_thread((int)n->s->cfg.query_nice);
 	for (;;) {
 		struct neg_job *j = queue_pop_timed(n->s->neg_q, NEGSESS_SWEEP_MS);
 
