@@ -4,9 +4,10 @@
  * first for --baseline seconds on a quiet relay, then while this process
  * floods the relay with --file over --conns connections (ingest.h), or with
  * heavy COUNTs over --count-flood connections for --duration seconds
- * (countflood.h), or, with neither, for --duration seconds while something
- * else loads it.
+ * (countflood.h), or, with neither, for --duration seconds (or until SIGINT)
+ * while something else loads it.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@
 #include "procstat.h"
 #include "report.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 struct bystander_opts {
 	const char *url, *file, *pids;
@@ -28,6 +29,16 @@ struct bystander_opts {
 	double baseline, duration, timeout;
 	long count_flood, count_window, count_filters, count_fresh;
 };
+
+/* SIGINT or SIGTERM ends a --duration wait early, and the report follows:
+ * a script stops the bystander when the load it watched is over. */
+static volatile sig_atomic_t bystander_stop;
+
+static void bystander_on_signal(int sig)
+{
+	(void)sig;
+	bystander_stop = 1;
+}
 
 static void bystander_tick(void *arg)
 {
@@ -52,7 +63,10 @@ static int bystander_load(const struct bystander_opts *o, const struct ws_url *u
 		return countflood_run(&cf, cst) ? 1 : 0;
 	}
 	if (!o->file || !*o->file) {
-		for (uint64_t end = clock_ns() + (uint64_t)(o->duration * 1e9); clock_ns() < end;)
+		signal(SIGINT, bystander_on_signal);
+		signal(SIGTERM, bystander_on_signal);
+		for (uint64_t end = clock_ns() + (uint64_t)(o->duration * 1e9);
+		     clock_ns() < end && !bystander_stop;)
 			clock_sleep_ns(100 * NS_PER_MS), usage_sample(meter);
 		return 0;
 	}

@@ -30,7 +30,7 @@
 #include "evfile.h"
 #include "relay_msg.h"
 #include "report.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 #define HEX_LEN 64
 #define CHECK_PER_REQ 500 /* ids or authors per REQ */

@@ -22,7 +22,7 @@
 #include "cmds.h"
 #include "procstat.h"
 #include "report.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 #define CONNS_MAX_WORKERS 16
 

@@ -9,7 +9,7 @@
 #include "../common/err.h"
 #include "clock.h"
 #include "relay_msg.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 #define CF_DRAIN_NS (15 * NS_PER_S)
 

@@ -19,7 +19,7 @@
 #include "relay_msg.h"
 #include "report.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 struct fo_opts {
 	const char *url, *pids;

@@ -14,7 +14,7 @@
 #include "fanout.h"
 #include "relay_msg.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 #define FO_PENDING 128
 

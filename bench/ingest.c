@@ -18,7 +18,7 @@
 #include "evfile.h"
 #include "relay_msg.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 struct ing_slot {
 	const char *id;

@@ -13,7 +13,7 @@
 #include "procstat.h"
 #include "report.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 struct ingest_opts {
 	const char *url, *file, *pids, *acked;

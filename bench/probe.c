@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "relay_msg.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 struct probe_run {
 	struct probe *p;

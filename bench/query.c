@@ -20,7 +20,7 @@
 #include "report.h"
 #include "rng.h"
 #include "stats.h"
-#include "ws_client.h"
+#include "../common/ws_client.h"
 
 #define Q_SAMPLE 20000 /* events of the file the filters are drawn from */
 #define Q_GIVE_UP_NS (10 * NS_PER_S) /* a REQ without EOSE by then is lost */

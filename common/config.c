@@ -285,6 +285,26 @@ static const struct config_key config_keys[] = {
 	U32(plugin_fail_open, "access", "0", 0, 1, CONFIG_STORED,
 	    "1 stores events the plugin failed to judge (timeout, crash, garbage); 0 refuses them"
 	    " error:."),
+	U32(negentropy, "sync", "1", 0, 1, CONFIG_LIVE,
+	    "1 serves NIP-77 negentropy sync (NEG-OPEN) and lists 77 in NIP-11; 0 answers NEG-OPEN"
+	    " with NEG-ERR blocked:."),
+	U32(neg_sessions_per_conn, "sync", "4", 1, 1000, CONFIG_STORED,
+	    "The negentropy sessions one connection may hold open; one more gets NEG-ERR blocked:."),
+	U32(neg_sessions_max, "sync", "16", 1, 100000, CONFIG_STORED,
+	    "The negentropy sessions the relay holds open at once, each up to 40 bytes per record;"
+	    " one more gets NEG-ERR blocked:."),
+	U32(neg_max_records, "sync", "1000000", 1, 100000000, CONFIG_STORED,
+	    "The most events one negentropy session may cover; a filter that matches more gets"
+	    " NEG-ERR blocked:."),
+	U32(neg_idle_seconds, "sync", "60", 1, 86400, CONFIG_STORED,
+	    "How long a negentropy session may wait for the client's next message before it is"
+	    " ended with NEG-ERR closed:."),
+	U32(neg_read_ms, "sync", "30000", 10, 600000, CONFIG_STORED,
+	    "The longest a query thread may read one negentropy session's events before NEG-ERR"
+	    " error: instead of query_time_limit_ms, since a session reads every match."),
+	U32(neg_frame_bytes, "sync", "60000", 4096, 524288, CONFIG_BOTH,
+	    "The largest negentropy message in bytes (before hex) the relay sends or takes; a"
+	    " larger NEG-MSG gets NEG-ERR blocked:."),
 	U32(heap_trim_interval, "memory", "60", 0, 86400, CONFIG_STORED,
 	    "The seconds between handing each process's freed heap pages back to the system; 0"
 	    " never does."),

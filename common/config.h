@@ -126,6 +126,14 @@ struct config {
 	uint32_t plugin_timeout_ms;    /* its longest answer */
 	uint32_t plugin_queue;         /* events waiting for it, at most */
 	uint32_t plugin_fail_open;     /* 1: accept when it fails; 0: error: */
+	/* [sync] NIP-77 negentropy (stored/negsess.h) */
+	uint32_t negentropy;           /* 1: serve NEG-OPEN and advertise 77 */
+	uint32_t neg_sessions_per_conn;
+	uint32_t neg_sessions_max;     /* over all connections of the relay */
+	uint32_t neg_max_records;      /* items one session may hold */
+	uint32_t neg_idle_seconds;
+	uint32_t neg_read_ms;          /* the time limit of a session's read */
+	uint32_t neg_frame_bytes;      /* binary bytes of one message either way */
 	/* [memory] */
 	uint32_t heap_trim_interval; /* seconds between malloc_trim()s (heaptrim.h; 0: never) */
 	/* [logging] */

@@ -155,6 +155,9 @@ int admin_request_stamp(cJSON *req, enum admin_cmd cmd);
 /* ---- import: request {events, verified}; answer {stored, duplicate,
  * superseded, refused, invalid, problems [{index, message}]} ---- */
 #define ADMIN_F_VERIFIED "verified"
+/* import: "sync" or "stream" names where the events came from for the
+ * write-policy plugin (sourceType Sync, Stream); absent means Import. */
+#define ADMIN_F_SOURCE "source"
 #define ADMIN_F_STORED "stored"
 #define ADMIN_F_DUPLICATE "duplicate"
 #define ADMIN_F_SUPERSEDED "superseded"

@@ -58,6 +58,10 @@ static const char *const msg_type_names[MSG_TYPE_LIMIT] = {
 	[MSG_CONNS_ASK] = "conns_ask",
 	[MSG_CONNS_LIST] = "conns_list",
 	[MSG_CONN_KICK] = "conn_kick",
+	[MSG_NEG_OPEN] = "neg_open",
+	[MSG_NEG_MSG] = "neg_msg",
+	[MSG_NEG_CLOSE] = "neg_close",
+	[MSG_NEG_REPLY] = "neg_reply",
 	[MSG_CONN_KICKED] = "conn_kicked",
 };
 
@@ -1538,5 +1542,149 @@ int msg_decode_conn_kicked(const void *body, size_t len, struct msg_conn_kicked 
 	wire_reader_init(&r, body, len);
 	m->conn_id = wire_get_u64(&r);
 	m->found = get_bool(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+/* ---- NEG_OPEN, NEG_MSG, NEG_CLOSE, NEG_REPLY (NIP-77) ---- */
+
+/* A negentropy message: 1..MSG_NEG_BYTES_MAX bytes. */
+static struct msg_str get_neg_message(struct wire_reader *r)
+{
+	struct msg_str s;
+
+	s.ptr = wire_get_str(r, &s.len, MSG_NEG_BYTES_MAX);
+	if (!r->err && s.len == 0)
+		reader_reject(r, ERR_INVAL);
+	return s;
+}
+
+static bool neg_message_ok(const struct msg_str *s)
+{
+	return s->len > 0 && s->len <= MSG_NEG_BYTES_MAX;
+}
+
+int msg_encode_neg_open(struct buf *out, const struct msg_header *h, const struct msg_neg_open *m)
+{
+	struct msg_writer w;
+
+	if (m->nviewers > MSG_VIEWERS_MAX || !neg_message_ok(&m->message))
+		return ERR_INVAL;
+	writer_begin(&w, out, h, MSG_NEG_OPEN);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	put_filter(&w, &m->filter);
+	put_u32(&w, m->nviewers);
+	put_raw(&w, m->viewers, (size_t)m->nviewers * KEY_LEN);
+	put_view(&w, &m->message);
+	return writer_end(&w);
+}
+
+int msg_decode_neg_open(const void *body, size_t len, struct msg_neg_open *m)
+{
+	struct wire_reader r;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	filter_init(&m->filter);
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	if (!r.err)
+		get_filter(&r, &m->filter);
+	m->nviewers = wire_get_u32(&r);
+	if (m->nviewers > MSG_VIEWERS_MAX) {
+		reader_reject(&r, ERR_INVAL);
+		m->nviewers = 0;
+	}
+	wire_get_raw(&r, m->viewers, (size_t)m->nviewers * KEY_LEN);
+	m->message = get_neg_message(&r);
+	err = wire_finish(&r);
+	if (err) {
+		msg_neg_open_release(m);
+		memset(m, 0, sizeof(*m));
+		filter_init(&m->filter);
+	}
+	return err;
+}
+
+void msg_neg_open_release(struct msg_neg_open *m)
+{
+	if (m) {
+		filter_free(&m->filter);
+		filter_init(&m->filter);
+	}
+}
+
+int msg_encode_neg_msg(struct buf *out, const struct msg_header *h, const struct msg_neg_msg *m)
+{
+	struct msg_writer w;
+
+	if (!neg_message_ok(&m->message))
+		return ERR_INVAL;
+	writer_begin(&w, out, h, MSG_NEG_MSG);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	put_view(&w, &m->message);
+	return writer_end(&w);
+}
+
+int msg_decode_neg_msg(const void *body, size_t len, struct msg_neg_msg *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	m->message = get_neg_message(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_neg_close(struct buf *out, const struct msg_header *h,
+			 const struct msg_neg_close *m)
+{
+	struct msg_writer w;
+
+	writer_begin(&w, out, h, MSG_NEG_CLOSE);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	return writer_end(&w);
+}
+
+int msg_decode_neg_close(const void *body, size_t len, struct msg_neg_close *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	return decode_end(&r, m, sizeof(*m));
+}
+
+int msg_encode_neg_reply(struct buf *out, const struct msg_header *h,
+			 const struct msg_neg_reply *m)
+{
+	struct msg_writer w;
+
+	if (m->status > MSG_NEG_ERROR || m->payload.len > MSG_NEG_BYTES_MAX)
+		return ERR_INVAL;
+	writer_begin(&w, out, h, MSG_NEG_REPLY);
+	put_u64(&w, m->conn_id);
+	put_view(&w, &m->sub_id);
+	put_u8(&w, m->status);
+	put_view(&w, &m->payload);
+	return writer_end(&w);
+}
+
+int msg_decode_neg_reply(const void *body, size_t len, struct msg_neg_reply *m)
+{
+	struct wire_reader r;
+
+	wire_reader_init(&r, body, len);
+	m->conn_id = wire_get_u64(&r);
+	m->sub_id = get_sub_id(&r);
+	m->status = wire_get_u8(&r);
+	if (!r.err && m->status > MSG_NEG_ERROR)
+		reader_reject(&r, ERR_INVAL);
+	m->payload.ptr = wire_get_str(&r, &m->payload.len, MSG_NEG_BYTES_MAX);
 	return decode_end(&r, m, sizeof(*m));
 }

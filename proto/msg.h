@@ -9,7 +9,8 @@
  *                   Requests: HELLO, EVENT_STORE, SUB_OPEN, SUB_CLOSE,
  *                   CONN_CLOSED, WORKER_STATS, COUNT, MANAGE, SUB_REPLAY,
  *                   CONNS_LIST, CONN_KICKED (answers to stored's questions,
- *                   echoing their request id), and BUNDLE (several
+ *                   echoing their request id), NEG_OPEN, NEG_MSG, NEG_CLOSE
+ *                   (NIP-77), and BUNDLE (several
  *                   of these in one message).  One worker's requests travel in order on one pipe, so a
  *                   connection's REQ, CLOSE and disconnect stay ordered.
  *   relayd-<worker>-<boot id>.ipc (msg_reply_socket_name())
@@ -17,7 +18,7 @@
  *                   boot id) -> relayd (PULL, listens).  Replies: HELLO_ACK,
  *                   EVENT_RESULT, EVENT_RESULTS (a commit's), QUERY_EVENTS (zero or more) then
  *                   QUERY_LAST (or QUERY_DONE when the query failed),
- *                   COUNT_RESULT, MANAGE_RESULT, and stored's own
+ *                   COUNT_RESULT, MANAGE_RESULT, NEG_REPLY, and stored's own
  *                   questions CONNS_ASK and CONN_KICK.  Not the REP socket: raw
  *                   REP drops a reply whenever the pipe's two-message queue
  *                   is full (a commit answers hundreds at once), while PUSH
@@ -55,7 +56,7 @@
 
 /* The version every header carries.  It goes up whenever a message's
  * layout changes; git says what each version added. */
-#define PROTO_VERSION 4
+#define PROTO_VERSION 5
 /* Most pubkeys one SUB_OPEN names as readers of private kinds (a
  * connection authenticates at most 8, relayd/auth.h). */
 #define MSG_VIEWERS_MAX 8
@@ -97,6 +98,10 @@ enum msg_type {
 	MSG_CONNS_LIST = 23,
 	MSG_CONN_KICK = 24,
 	MSG_CONN_KICKED = 25,
+	MSG_NEG_OPEN = 26,
+	MSG_NEG_MSG = 27,
+	MSG_NEG_CLOSE = 28,
+	MSG_NEG_REPLY = 29,
 	MSG_TYPE_LIMIT /* one past the largest; not a type */
 };
 
@@ -523,5 +528,64 @@ void msg_deliver_release(struct msg_deliver *m);
 void msg_count_release(struct msg_count *m);
 void msg_policy_release(struct msg_policy *m);
 void msg_conns_list_release(struct msg_conns_list *m);
+
+/* ---- NIP-77 negentropy: stored keeps each session (stored/negsess.h) ----
+ * A session is named (worker, conn_id, sub_id).  Each NEG_OPEN, NEG_MSG
+ * gets exactly one NEG_REPLY; NEG_CLOSE gets none. */
+
+/* Longest negentropy message either way, in bytes (hex is twice that):
+ * above every frame limit the config allows. */
+#define MSG_NEG_BYTES_MAX (1u << 20)
+
+/* NEG_OPEN: open (or replace) session sub_id over the events matching
+ * filter as a REQ of this connection would see them, and answer its first
+ * message. */
+struct msg_neg_open {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+	struct filter filter;   /* owned after decoding: msg_neg_open_release() */
+	uint32_t nviewers;      /* the connection's NIP-42 pubkeys (private kinds) */
+	uint8_t viewers[MSG_VIEWERS_MAX][32];
+	struct msg_str message; /* binary, 1..MSG_NEG_BYTES_MAX bytes */
+};
+
+/* NEG_MSG: the client's next message for session sub_id. */
+struct msg_neg_msg {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+	struct msg_str message; /* binary, 1..MSG_NEG_BYTES_MAX bytes */
+};
+
+/* NEG_CLOSE: the client closed session sub_id. */
+struct msg_neg_close {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+};
+
+enum msg_neg_status {
+	MSG_NEG_MESSAGE = 0, /* payload: the relay's binary message (NEG-MSG) */
+	MSG_NEG_ERROR = 1,   /* payload: "prefix: reason" (NEG-ERR); the session is gone */
+};
+
+/* NEG_REPLY: stored's answer to one NEG_OPEN or NEG_MSG. */
+struct msg_neg_reply {
+	uint64_t conn_id;
+	struct msg_str sub_id;
+	uint8_t status;         /* enum msg_neg_status */
+	struct msg_str payload; /* at most MSG_NEG_BYTES_MAX bytes */
+};
+
+int msg_encode_neg_open(struct buf *out, const struct msg_header *h, const struct msg_neg_open *m);
+int msg_encode_neg_msg(struct buf *out, const struct msg_header *h, const struct msg_neg_msg *m);
+int msg_encode_neg_close(struct buf *out, const struct msg_header *h,
+			 const struct msg_neg_close *m);
+int msg_encode_neg_reply(struct buf *out, const struct msg_header *h,
+			 const struct msg_neg_reply *m);
+/* Decoders as above; a NEG_OPEN holds exactly one filter. */
+int msg_decode_neg_open(const void *body, size_t len, struct msg_neg_open *m);
+int msg_decode_neg_msg(const void *body, size_t len, struct msg_neg_msg *m);
+int msg_decode_neg_close(const void *body, size_t len, struct msg_neg_close *m);
+int msg_decode_neg_reply(const void *body, size_t len, struct msg_neg_reply *m);
+void msg_neg_open_release(struct msg_neg_open *m);
 
 #endif

@@ -260,6 +260,34 @@ static void answer_count_result(struct relayd *r, const struct msg_header *h, co
 		send_frame(r, c, frame, n, NULL, '\0');
 }
 
+/* NIP-77: stored's answer for a negentropy session, as NEG-MSG (hex) or
+ * NEG-ERR. */
+static void answer_neg_reply(struct relayd *r, const void *body, size_t len)
+{
+	struct msg_neg_reply m;
+	struct conn *c;
+	char why[256];
+	char *frame;
+	size_t n;
+
+	if (msg_decode_neg_reply(body, len, &m))
+		return;
+	c = conn_find(r->conns, m.conn_id);
+	if (!c) {
+		atomic_fetch_add(&r->stats.stale_replies, 1);
+		return;
+	}
+	if (m.status == MSG_NEG_MESSAGE) {
+		frame = reply_neg_msg(m.sub_id.ptr, m.sub_id.len, (const uint8_t *)m.payload.ptr,
+				      m.payload.len, &n);
+	} else {
+		snprintf(why, sizeof(why), "%.*s", (int)m.payload.len, m.payload.ptr);
+		frame = reply_neg_err(m.sub_id.ptr, m.sub_id.len, why, &n);
+	}
+	if (frame)
+		send_frame(r, c, frame, n, NULL, '\0');
+}
+
 static void answer_manage_result(struct relayd *r, const struct msg_header *h, const void *body,
 				 size_t len)
 {
@@ -302,6 +330,7 @@ void answer_rpc(struct relayd *r, nng_msg *msg)
 	case MSG_MANAGE_RESULT: answer_manage_result(r, &h, body, len); break;
 	case MSG_CONNS_ASK: connlist_ask(r, &h, body, len); break;
 	case MSG_CONN_KICK: connlist_kick(r, &h, body, len); break;
+	case MSG_NEG_REPLY: answer_neg_reply(r, body, len); break;
 	default: log_warnx("unexpected %s from stored dropped", msg_type_name(h.type)); break;
 	}
 }

@@ -93,6 +93,9 @@ static const struct verb_entry verb_table[] = {
 	{ "CLOSE", verb_close },
 	{ "COUNT", verb_count },
 	{ "AUTH", verb_auth },
+	{ "NEG-OPEN", verb_neg_open },
+	{ "NEG-MSG", verb_neg_msg },
+	{ "NEG-CLOSE", verb_neg_close },
 };
 
 /* The answer to a message refused without doing its work: the protocol reply
@@ -117,6 +120,8 @@ static void ingress_refuse(struct relayd *r, uint64_t conn_id, const cJSON *msg,
 		lanepost_req_refused(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else if (!strcmp(name, "COUNT") && cJSON_IsString(arg)) {
 		lanepost_closed(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
+	} else if ((!strcmp(name, "NEG-OPEN") || !strcmp(name, "NEG-MSG")) && cJSON_IsString(arg)) {
+		lanepost_neg_err(r, conn_id, arg->valuestring, strlen(arg->valuestring), why);
 	} else {
 		lanepost_notice(r, conn_id, why);
 	}

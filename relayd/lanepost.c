@@ -58,3 +58,11 @@ void lanepost_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id
 	lanepost_closed(r, conn_id, sub_id, sub_len, message);
 }
 
+void lanepost_neg_err(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
+		      const char *message)
+{
+	size_t len;
+	char *text = reply_neg_err(sub_id, sub_len, message, &len);
+
+	lanepost_text(r, conn_id, text, len);
+}

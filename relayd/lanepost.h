@@ -29,4 +29,8 @@ void lanepost_closed(struct relayd *r, uint64_t conn_id, const char *sub_id, siz
 void lanepost_req_refused(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
 			  const char *message);
 
+/* Queues ["NEG-ERR",sub_id,message] for conn_id (NIP-77). */
+void lanepost_neg_err(struct relayd *r, uint64_t conn_id, const char *sub_id, size_t sub_len,
+		      const char *message);
+
 #endif

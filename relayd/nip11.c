@@ -63,8 +63,8 @@ static void nip11_add_urls(cJSON *doc, const struct config *cfg)
 
 int nip11_build(struct relayd *r)
 {
-	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70, 86 };
-	int nips[12];
+	static const int base[] = { 1, 9, 11, 13, 40, 42, 45, 50, 62, 70, 77, 86 };
+	int nips[13];
 	int n = 0;
 	cJSON *doc = cJSON_CreateObject();
 	char *text;
@@ -79,10 +79,12 @@ int nip11_build(struct relayd *r)
 	nip11_add_optional(doc, "contact", relayd_cfg(r)->relay_contact);
 	nip11_add_urls(doc, relayd_cfg(r));
 	cJSON_AddStringToObject(doc, "version", RELAY_VERSION);
-	/* Only what works now: NIP-50 only while the search index is on. */
+	/* Only what works now: NIP-50 only while the search index is on,
+	 * NIP-77 only while negentropy is. */
 	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
 		if ((base[i] != 50 || relayd_cfg(r)->search) &&
 		    (base[i] != 13 || relayd_cfg(r)->min_pow_difficulty) &&
+		    (base[i] != 77 || relayd_cfg(r)->negentropy) &&
 		    (base[i] != 86 || relayd_cfg(r)->admin_pubkeys[0]))
 			nips[n++] = base[i];
 	cJSON_AddItemToObject(doc, "supported_nips", cJSON_CreateIntArray(nips, n));

@@ -94,3 +94,28 @@ char *reply_event(const char *sub_id, size_t sub_len, const char *json, size_t j
 
 	return reply_finish(&b, failed, len);
 }
+
+char *reply_neg_msg(const char *sub_id, size_t sub_len, const uint8_t *msg, size_t msg_len,
+		    size_t *len)
+{
+	struct buf b = BUF_INIT;
+	int failed = buf_append_str(&b, "[\"NEG-MSG\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
+		     buf_append_str(&b, ",\"") || buf_reserve(&b, msg_len * 2 + 3);
+
+	if (!failed) {
+		hex_encode(msg, msg_len, b.data + b.len);
+		b.len += msg_len * 2;
+		failed = buf_append_str(&b, "\"]");
+	}
+	return reply_finish(&b, failed, len);
+}
+
+char *reply_neg_err(const char *sub_id, size_t sub_len, const char *message, size_t *len)
+{
+	struct buf b = BUF_INIT;
+	int failed = buf_append_str(&b, "[\"NEG-ERR\",") || jsonstr_append_wire(&b, sub_id, sub_len) ||
+		     buf_append_byte(&b, ',') || jsonstr_append_wire(&b, message, strlen(message)) ||
+		     buf_append_byte(&b, ']');
+
+	return reply_finish(&b, failed, len);
+}

@@ -31,4 +31,10 @@ char *reply_count(const char *sub_id, size_t sub_len, uint64_t count, const uint
 char *reply_event(const char *sub_id, size_t sub_len, const char *json, size_t json_len,
 		  size_t *len);
 
+/* ["NEG-MSG","<sub>","<hex of msg>"] (NIP-77). */
+char *reply_neg_msg(const char *sub_id, size_t sub_len, const uint8_t *msg, size_t msg_len,
+		    size_t *len);
+/* ["NEG-ERR","<sub>","<message>"] (NIP-77). */
+char *reply_neg_err(const char *sub_id, size_t sub_len, const char *message, size_t *len);
+
 #endif

@@ -32,6 +32,10 @@ void verb_req(struct verb_ctx *v);
 void verb_close(struct verb_ctx *v);
 void verb_count(struct verb_ctx *v);
 void verb_auth(struct verb_ctx *v);
+/* NIP-77 (verb_neg.c). */
+void verb_neg_open(struct verb_ctx *v);
+void verb_neg_msg(struct verb_ctx *v);
+void verb_neg_close(struct verb_ctx *v);
 /* Before an "auth-required:" answer: posts ["AUTH", challenge] unless the
  * connection had it (on connect, or from an earlier call; NIP-42). */
 void verb_auth_challenge(struct verb_ctx *v);

@@ -170,7 +170,7 @@ static int admin_import_check(struct admin *a, const cJSON *obj, bool verified,
  * failure the piece is finished here, its result left "not processed".
  */
 static void admin_import_to_writer(struct admin *a, struct admin_job *job, uint32_t i,
-				   struct event *ev)
+				   struct event *ev, enum plugin_source source)
 {
 	struct write_job *w = calloc(1, sizeof(*w));
 
@@ -183,7 +183,7 @@ static void admin_import_to_writer(struct admin *a, struct admin_job *job, uint3
 	w->admin = job;
 	w->admin_index = i;
 	w->event = *ev;
-	w->source = PLUGIN_SOURCE_IMPORT;
+	w->source = (uint8_t)source;
 	w->received_at = (int64_t)time(NULL);
 	if (a->s->plugin ? plugin_submit(a->s->plugin, w) : queue_push(a->s->write_q, w))
 		write_job_free(w); /* done and released; the result stays "not processed" */
@@ -191,7 +191,7 @@ static void admin_import_to_writer(struct admin *a, struct admin_job *job, uint3
 
 /* Checks and queues every event; invalid ones get their reason in why[i]. */
 static void admin_import_submit(struct admin *a, struct admin_job *job, const cJSON *events,
-				bool verified, char **why)
+				bool verified, enum plugin_source source, char **why)
 {
 	const cJSON *obj = events->child;
 	char reason[256];
@@ -205,7 +205,7 @@ static void admin_import_submit(struct admin *a, struct admin_job *job, const cJ
 			admin_job_done(job);
 			continue;
 		}
-		admin_import_to_writer(a, job, i, &ev);
+		admin_import_to_writer(a, job, i, &ev, source);
 	}
 }
 
@@ -248,8 +248,26 @@ static cJSON *admin_import_reply(const struct admin_job *job, char **why)
 	return reply;
 }
 
+/* The plugin's sourceType for an import's "source" field. */
+static int admin_import_source(const cJSON *req, enum plugin_source *out)
+{
+	const cJSON *src = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_SOURCE);
+
+	*out = PLUGIN_SOURCE_IMPORT;
+	if (!src)
+		return 0;
+	if (cJSON_IsString(src) && !strcmp(src->valuestring, "sync"))
+		*out = PLUGIN_SOURCE_SYNC;
+	else if (cJSON_IsString(src) && !strcmp(src->valuestring, "stream"))
+		*out = PLUGIN_SOURCE_STREAM;
+	else
+		return -1;
+	return 0;
+}
+
 cJSON *admin__import(struct admin *a, const cJSON *req)
 {
+	enum plugin_source source;
 	const cJSON *events = cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_EVENTS);
 	bool verified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(req, ADMIN_F_VERIFIED));
 	int n = cJSON_GetArraySize(events);
@@ -261,6 +279,8 @@ cJSON *admin__import(struct admin *a, const cJSON *req)
 	if (!cJSON_IsArray(events) || n < 1 || n > ADMIN_IMPORT_MAX)
 		return admin__error("import needs \"events\": an array of 1 to %d events",
 				    ADMIN_IMPORT_MAX);
+	if (admin_import_source(req, &source))
+		return admin__error("import's \"source\" is \"sync\" or \"stream\"");
 	job = admin_job_new(ADMIN_OP_IMPORT, (uint32_t)n, INGEST_FAILED);
 	why = calloc((size_t)n, sizeof(*why));
 	if (!job || !why) {
@@ -268,7 +288,7 @@ cJSON *admin__import(struct admin *a, const cJSON *req)
 		free(why);
 		return admin__error("out of memory");
 	}
-	admin_import_submit(a, job, events, verified, why);
+	admin_import_submit(a, job, events, verified, source, why);
 	rc = admin_job_wait(job, ADMIN_WAIT_MS);
 	reply = rc ? admin__job_error("import", rc) : admin_import_reply(job, why);
 	for (int i = 0; i < n; i++)

@@ -183,3 +183,14 @@ void query_job_free(struct query_job *job)
 	free(job->viewers);
 	free(job);
 }
+
+void neg_job_free(struct neg_job *job)
+{
+	if (!job)
+		return;
+	filter_free(&job->filter);
+	free(job->viewers);
+	free(job->message);
+	free(job->items);
+	free(job);
+}

@@ -14,6 +14,7 @@
 
 #include "../common/event.h"
 #include "../common/filter.h"
+#include "../common/neg.h"
 #include "stored.h"
 #include "subidx.h"
 
@@ -85,8 +86,43 @@ struct query_job {
 	bool resume;
 	bool replay;            /* SUB_REPLAY: every match in (min_seq, max_seq] */
 	bool count;             /* NIP-45: answer COUNT_RESULT for sub_id */
+	bool neg;               /* NIP-77: read filters[0]'s items for session
+				   neg_serial (negsess.h) */
+	uint64_t neg_serial;
 	char sub_id[SUBIDX_SUB_ID_MAX + 1];
 	uint32_t sub_id_len;
+};
+
+/* rpc -> negentropy thread: a client's NIP-77 message, or a connection
+ * or worker gone; query pool -> negentropy thread: a session's items
+ * (negsess.h). */
+enum neg_job_kind {
+	NEG_JOB_OPEN, NEG_JOB_MSG, NEG_JOB_CLOSE, NEG_JOB_CONN_CLOSED, NEG_JOB_WORKER_GONE,
+	NEG_JOB_ITEMS,
+};
+
+/* What a query thread read for a session. */
+enum neg_read {
+	NEG_READ_OK,
+	NEG_READ_TOO_MANY, /* more than neg_max_records matched */
+	NEG_READ_FAILED,   /* SQLite failed or the time limit cut it */
+};
+
+struct neg_job {
+	enum neg_job_kind kind;
+	struct rpc_return to;
+	uint64_t conn_id;
+	char sub_id[SUBIDX_SUB_ID_MAX];
+	uint32_t sub_id_len;
+	struct filter filter;   /* OPEN: owned */
+	uint8_t (*viewers)[32]; /* OPEN: owned */
+	uint32_t nviewers;
+	uint8_t *message;       /* OPEN, MSG: owned */
+	size_t message_len;
+	uint64_t serial;        /* ITEMS: the session's */
+	enum neg_read status;
+	struct neg_item *items; /* ITEMS: sorted, owned */
+	size_t nitems;
 };
 
 /* What an operator's request asks of the writer or the broadcaster. */
@@ -202,5 +238,6 @@ int admin_job_add_sub(struct admin_job *a, uint16_t worker, uint64_t conn_id, co
 void write_job_free(struct write_job *job);
 void bcast_job_free(struct bcast_job *job);
 void query_job_free(struct query_job *job);
+void neg_job_free(struct neg_job *job);
 
 #endif

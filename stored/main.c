@@ -35,6 +35,7 @@
 #include "manage.h"
 #include "metrics.h"
 #include "plugin.h"
+#include "negsess.h"
 #include "query.h"
 #include "portlock.h"
 #include "queue.h"
@@ -209,8 +210,9 @@ static void stored_start(struct stored *s, struct stored_threads *t)
 		fatalx("cannot read the database %s", s->db_path);
 	db_close(db);
 	visible_mark_advance(&s->visible, last_seq);
-	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery))
-		fatalx("cannot start the broadcaster or the query threads");
+	if (bcast_start(s, last_seq, &t->bcast) || query_start(s, t->query, nquery) ||
+	    negsess_start(s))
+		fatalx("cannot start the broadcaster, the query or the negentropy threads");
 	s->listencheck = listencheck_new(s->cfg.listen_check_ms, s->cfg.listen_check_timeout_ms);
 	if (!s->listencheck || rpc_open(s) || admin_start(s, &t->admin))
 		fatalx("cannot listen in %s", s->cfg.run_dir);
@@ -253,6 +255,7 @@ static void stored_stop(struct stored *s, struct stored_threads *t)
 	pthread_join(t->bcast, NULL);
 	for (size_t i = 0; i < nquery; i++)
 		pthread_join(t->query[i], NULL);
+	negsess_stop(s); /* after the query threads, which hand it items */
 	nng_close(s->pub);
 	nng_close(s->admin);
 	pthread_join(t->admin, NULL);

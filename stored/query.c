@@ -17,6 +17,7 @@
 #include "hll.h"
 #include "jobs.h"
 #include "query_sql.h"
+#include "queue.h"
 #include "turnqueue.h"
 #include "stored.h"
 #include "reply.h"
@@ -292,11 +293,82 @@ bool query_searches(const struct stored *s, const struct filter *filters, uint32
 	return false;
 }
 
+/* Appends one row's (created_at, id) to *items; returns 0 or ERR_NOMEM. */
+static int query_neg_add(sqlite3_stmt *st, struct neg_item **items, size_t *n, size_t *cap)
+{
+	int64_t created_at = sqlite3_column_int64(st, 0);
+
+	if (sqlite3_column_bytes(st, 1) != NEG_ID_LEN)
+		return 0; /* no such row is ever written */
+	if (*n == *cap) {
+		size_t want = *cap ? *cap * 2 : 1024;
+		struct neg_item *grown = realloc(*items, want * sizeof(**items));
+
+		if (!grown)
+			return ERR_NOMEM;
+		*items = grown;
+		*cap = want;
+	}
+	(*items)[*n].ts = created_at < 0 ? 0 : (uint64_t)created_at;
+	memcpy((*items)[*n].id, sqlite3_column_blob(st, 1), NEG_ID_LEN);
+	(*n)++;
+	return 0;
+}
+
+/* NIP-77: the (created_at, id) of every event a REQ with the session's
+ * filter would show its connection, at most neg_max_records, sorted and
+ * handed to the session thread (negsess.h) on its queue. */
+static void query_neg(struct query_worker *q, const struct query_job *job)
+{
+	const struct filter *f = &job->filters[0];
+	uint32_t max = q->s->cfg.neg_max_records;
+	uint32_t limit = f->has_limit && f->limit <= max ? f->limit : max + 1;
+	struct query_scope scope = { 0, job->max_seq, (int64_t)time(NULL), limit,
+				     q->s->cfg.search != 0, false, q->private_kinds, q->nprivate,
+				     (const uint8_t(*)[32])job->viewers, job->nviewers };
+	struct neg_job *done = calloc(1, sizeof(*done));
+	enum neg_read status = NEG_READ_OK;
+	struct neg_item *items = NULL;
+	size_t n = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE;
+
+	if (limit && !filter_is_empty(f) && !(f->search && !scope.search)) {
+		if (query_sql_prepare_neg(q->db, f, &scope, &st))
+			rc = SQLITE_ERROR;
+		while (st && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			if (query_neg_add(st, &items, &n, &cap))
+				break;
+		sqlite3_finalize(st);
+	}
+	if (rc != SQLITE_DONE)
+		status = NEG_READ_FAILED;
+	else if (n > max)
+		status = NEG_READ_TOO_MANY;
+	if (q->cut || !done || status != NEG_READ_OK) {
+		free(items);
+		items = NULL;
+		n = 0;
+	}
+	if (q->cut || !done) { /* the session is swept when its read never comes back */
+		free(done);
+		return;
+	}
+	neg_sort(items, n);
+	*done = (struct neg_job){ .kind = NEG_JOB_ITEMS, .serial = job->neg_serial,
+				  .status = status, .items = items, .nitems = n };
+	filter_init(&done->filter);
+	if (!q->s->neg_q || queue_push(q->s->neg_q, done))
+		neg_job_free(done);
+	atomic_fetch_add(&q->s->stats.queries, 1);
+}
+
 static void query_run(struct query_worker *q, struct query_job *job)
 {
 	int64_t started = deadline_now_us();
 
-	q->deadline_us = started + (int64_t)q->s->cfg.query_time_limit_ms * 1000;
+	q->deadline_us = started + (int64_t)(job->neg ? q->s->cfg.neg_read_ms
+						       : q->s->cfg.query_time_limit_ms) * 1000;
 	q->timed_out = false;
 	q->cut = query_stopping(q);
 	if (q->cut)
@@ -312,6 +384,8 @@ static void query_run(struct query_worker *q, struct query_job *job)
 				       (int)q->s->cfg.query_time_limit_ms);
 	if (job->count)
 		query_count(q, job);
+	else if (job->neg)
+		query_neg(q, job);
 	else
 		query_history(q, job);
 	query_observe(q->s, started);

@@ -132,6 +132,7 @@ enum sb_shape {
 	SHAPE_SEQS,    /* seq only, unordered (a COUNT part) */
 	SHAPE_PUBKEYS, /* pubkey only, unordered (a HyperLogLog) */
 	SHAPE_EXPORT,  /* seq, json; in seq order, limited */
+	SHAPE_NEG,     /* created_at, id; newest first only under a filter limit */
 };
 
 /* The conditions every shape shares.  When the rows are driven by one tag
@@ -237,6 +238,7 @@ static const char *const sb_columns[] = {
 	[SHAPE_SEQS] = "SELECT seq FROM events",
 	[SHAPE_PUBKEYS] = "SELECT pubkey FROM events",
 	[SHAPE_EXPORT] = "SELECT seq, json FROM events",
+	[SHAPE_NEG] = "SELECT created_at, id FROM events",
 };
 
 /* The FTS5 expression for f's search, or "" when it has no plain terms. */
@@ -284,7 +286,7 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		sb_text(sb, " AND events_fts MATCH ");
 		sb_bind(sb, BIND_TEXT, 0, sb->fts.data, (int)sb->fts.len);
 	}
-	if (shape != SHAPE_ROWS && shape != SHAPE_EXPORT)
+	if (shape != SHAPE_ROWS && shape != SHAPE_EXPORT && shape != SHAPE_NEG)
 		return;
 	if (shape == SHAPE_EXPORT)
 		sb_text(sb, " ORDER BY seq");
@@ -292,7 +294,7 @@ static void sb_filter(struct sql_builder *sb, const struct filter *f,
 		sb_text(sb, " ORDER BY events_fts.rank");
 	else if (drive_tag >= 0)
 		sb_text(sb, " ORDER BY tags.created_at DESC, events.id ASC");
-	else
+	else if (shape != SHAPE_NEG || f->has_limit) /* else any order: the caller sorts */
 		sb_text(sb, " ORDER BY created_at DESC, id ASC");
 	sb_text(sb, " LIMIT ");
 	sb_bind(sb, BIND_INT, scope->limit, NULL, 0);
@@ -375,6 +377,18 @@ int query_sql_prepare(sqlite3 *db, const struct filter *f, int64_t max_seq, uint
 				     NULL, 0, NULL, 0 };
 
 	return query_sql_prepare_scoped(db, f, &scope, out);
+}
+
+int query_sql_prepare_neg(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			  sqlite3_stmt **out)
+{
+	struct sql_builder sb = { 0 };
+	int rc;
+
+	sb_filter(&sb, f, scope, SHAPE_NEG);
+	rc = sb_prepare(db, &sb, out);
+	sb_release(&sb);
+	return rc;
 }
 
 int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct query_scope *scope,

@@ -93,6 +93,13 @@ int query_sql_prepare_delete(sqlite3 *db, const struct filter *filters, uint32_t
 int query_sql_prepare_export(sqlite3 *db, const struct filter *filters, uint32_t n,
 			     const struct query_scope *scope, sqlite3_stmt **out);
 
+/* A statement selecting (created_at, id) of at most scope->limit events
+ * matching f within scope, for a NIP-77 session: the newest ones when f
+ * has a limit (as a REQ's history would be), else in no set order.
+ * Returns 0 with *out set, or an error. */
+int query_sql_prepare_neg(sqlite3 *db, const struct filter *f, const struct query_scope *scope,
+			  sqlite3_stmt **out);
+
 /* A statement listing the pubkey of every event matching f within scope
  * (for the NIP-45 HyperLogLog).  Returns 0 with *out set, or an error. */
 int query_sql_prepare_pubkeys(sqlite3 *db, const struct filter *f, const struct query_scope *scope,

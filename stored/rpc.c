@@ -19,6 +19,7 @@
 #include "gate.h"
 #include "jobs.h"
 #include "manage.h"
+#include "negsess.h"
 #include "plugin.h"
 #include "plugin_wire.h"
 #include "query.h"
@@ -72,6 +73,7 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 	struct buf out = BUF_INIT;
 	struct bcast_job *job;
 	nng_pipe stale = NNG_PIPE_INITIALIZER;
+	bool restarted;
 
 	if (msg_decode_hello(body, len, &m) || to->worker >= STORED_MAX_WORKERS) {
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
@@ -80,10 +82,13 @@ static void rpc_hello(struct stored *s, const struct rpc_return *to, const void 
 	pthread_mutex_lock(&s->workers_lock);
 	if (s->workers[to->worker].present && s->workers[to->worker].pipe != to->pipe)
 		stale.id = s->workers[to->worker].pipe;
+	restarted = s->workers[to->worker].boot_id != m.boot_id;
 	s->workers[to->worker] = (struct stored_worker_report){ .present = true, .pipe = to->pipe,
 		.pid = m.pid, .boot_id = m.boot_id, .started_at = (uint64_t)time(NULL) };
 	pthread_mutex_unlock(&s->workers_lock);
 	log_info("worker %u (pid %u) connected", to->worker, m.pid);
+	if (restarted) /* a new incarnation has no session open; a reconnect keeps them */
+		negsess_worker_gone(s, to->worker);
 	if (reply_open(s, to->worker, m.boot_id))
 		log_warnx("no reply channel to worker %u", to->worker);
 	job = rpc_bcast_job(BCAST_HELLO, to);
@@ -299,6 +304,7 @@ static void rpc_conn_closed(struct stored *s, const struct rpc_return *to, const
 		atomic_fetch_add(&s->stats.rpc_bad, 1);
 		return;
 	}
+	negsess_conn_closed(s, to->worker, m.conn_id);
 	job = rpc_bcast_job(BCAST_CONN_CLOSED, to);
 	if (!job)
 		return;
@@ -445,6 +451,44 @@ static void rpc_conn_kicked(struct stored *s, const struct rpc_return *to, const
 	rpc_ask_answer(s, to, MSG_CONN_KICKED, body, len);
 }
 
+/* NIP-77: the session thread answers (negsess.h). */
+static void rpc_neg_open(struct stored *s, const struct rpc_return *to, const void *body,
+			 size_t len)
+{
+	struct msg_neg_open m;
+
+	if (msg_decode_neg_open(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	negsess_open(s, to, &m);
+	msg_neg_open_release(&m);
+}
+
+static void rpc_neg_msg(struct stored *s, const struct rpc_return *to, const void *body,
+			size_t len)
+{
+	struct msg_neg_msg m;
+
+	if (msg_decode_neg_msg(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	negsess_msg(s, to, &m);
+}
+
+static void rpc_neg_close(struct stored *s, const struct rpc_return *to, const void *body,
+			  size_t len)
+{
+	struct msg_neg_close m;
+
+	if (msg_decode_neg_close(body, len, &m)) {
+		atomic_fetch_add(&s->stats.rpc_bad, 1);
+		return;
+	}
+	negsess_close(s, to, &m);
+}
+
 typedef void (*rpc_handler)(struct stored *s, const struct rpc_return *to, const void *body,
 			    size_t len);
 
@@ -460,6 +504,9 @@ static const rpc_handler rpc_handlers[MSG_TYPE_LIMIT] = {
 	[MSG_SUB_REPLAY] = rpc_sub_replay,
 	[MSG_CONNS_LIST] = rpc_conns_list,
 	[MSG_CONN_KICKED] = rpc_conn_kicked,
+	[MSG_NEG_OPEN] = rpc_neg_open,
+	[MSG_NEG_MSG] = rpc_neg_msg,
+	[MSG_NEG_CLOSE] = rpc_neg_close,
 };
 
 /* Handles one request (header included) that arrived on pipe. */

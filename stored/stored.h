@@ -127,6 +127,8 @@ struct reply_channel {
 	atomic_uint_fast32_t last_pipe; /* a remote worker's newest pipe (reply.c) */
 };
 
+struct negsess;
+
 struct stored {
 	struct config cfg;
 	uint64_t boot_id;
@@ -155,6 +157,8 @@ struct stored {
 	struct diskwatch disk;   /* free space on data_dir (diskwatch.h; set by writer_start) */
 	struct workask ask;      /* relayctl conns and kick: questions to the workers */
 	struct plugin *plugin;   /* the write-policy plugin, or NULL (plugin.h) */
+	struct negsess *neg;     /* NIP-77 sessions and their thread (negsess.h) */
+	struct queue *neg_q;     /* its jobs (struct neg_job, jobs.h) */
 };
 
 #endif

@@ -47,7 +47,7 @@ install_units() {
 		chmod 0644 "$DESTDIR$UNITDIR/$unit.tmp"
 		mv "$DESTDIR$UNITDIR/$unit.tmp" "$DESTDIR$UNITDIR/$unit"
 	done
-	say "installed relay.target stored.service relayd@.service in $DESTDIR$UNITDIR"
+	say "installed relay.target stored.service relayd@.service relay-stream@.service in $DESTDIR$UNITDIR"
 	[ "${WORKER_HOST:-0}" = 1 ] && install_worker_host
 	return 0
 }

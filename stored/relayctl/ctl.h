@@ -3,8 +3,9 @@
  * (relayctl.c), the connection to stored's admin socket (ctl_call.c), the
  * human-readable printers (ctl_show.c), the event transfers that take
  * several requests (ctl_data.c: export; ctl_import.c: import, whose lines
- * ctl_judge.c checks) and the backup, which waits for stored to finish it
- * (ctl_backup.c).
+ * ctl_judge.c checks), the backup, which waits for stored to finish it
+ * (ctl_backup.c), and the websocket commands sync (ctl_sync.c) and stream
+ * (ctl_stream.c) over a connection to another relay (ctl_peer.c).
  */
 #ifndef RELAYCTL_CTL_H
 #define RELAYCTL_CTL_H
@@ -29,7 +30,8 @@ struct ctl {
 	char **args; /* the command's own arguments */
 	int nargs;
 	int json;    /* --json: print stored's JSON as it came */
-	int dry_run; /* --dry-run (delete) */
+	int dry_run; /* --dry-run (delete; sync: reconcile only) */
+	const char *dir; /* --dir down|up|both (sync) */
 	nng_socket sock;
 	char url[256];
 };
@@ -75,6 +77,49 @@ void ctl_show_bans(const cJSON *reply);
 /* export and import (ctl_data.c); each returns relayctl's exit status. */
 int ctl_export(struct ctl *c);
 int ctl_import(struct ctl *c);
+
+/* What stored made of events sent to it (superseded counts as duplicate,
+ * invalid as refused). */
+struct ctl_tally {
+	size_t stored, duplicate, refused;
+};
+
+/* Sends events (a JSON array, borrowed) to stored's import with source
+ * ("sync", "stream"), adding its answer to *t.  stored checks each
+ * signature itself.  Returns 0, or 1 after telling stderr why. */
+int ctl_store_events(struct ctl *c, cJSON *events, const char *source, struct ctl_tally *t);
+
+/* ---- sync (ctl_sync.c) over a websocket to another relay (ctl_peer.c) ---- */
+
+/* relayctl sync URL [FILTER] [--dir down|up|both] [--dry-run]: NIP-77
+ * against URL, then fetch what is missing here and/or publish what is
+ * missing there (with --dry-run neither: only the counts).
+ * Returns 0 when both sides hold the same set for the filter, 1 when some
+ * event could not be moved or the peer failed, 2 for bad usage. */
+int ctl_sync(struct ctl *c);
+
+/* relayctl stream URL [FILTER]: stores every event URL sends for FILTER,
+ * reconnecting with backoff, until SIGTERM or SIGINT.  Returns 0 after a
+ * stop, 1 when stored failed, 2 for bad usage. */
+int ctl_stream(struct ctl *c);
+
+struct ctl_peer;
+
+/* Connects to url (ws:// on loopback), waiting up to timeout_ms for the
+ * handshake.  Returns the peer, or NULL after telling stderr why. */
+struct ctl_peer *ctl_peer_open(const char *url, int timeout_ms);
+/* Closes and frees the peer.  NULL-safe. */
+void ctl_peer_close(struct ctl_peer *p);
+/* Sends one text message (len bytes) or one JSON value; 0 or -1 (gone). */
+int ctl_peer_send(struct ctl_peer *p, const char *text, size_t len);
+int ctl_peer_send_json(struct ctl_peer *p, const cJSON *msg);
+/* The next JSON array the peer sent (the caller frees it), waiting up to
+ * timeout_ms; NULL on timeout or once the connection is gone. */
+cJSON *ctl_peer_next(struct ctl_peer *p, int timeout_ms);
+bool ctl_peer_gone(const struct ctl_peer *p);
+/* Message bytes received and sent so far (payloads, not framing). */
+uint64_t ctl_peer_bytes_in(const struct ctl_peer *p);
+uint64_t ctl_peer_bytes_out(const struct ctl_peer *p);
 /* ---- import's lines (ctl_judge.c) ---- */
 
 /* What one line of an import came to. */

@@ -358,3 +358,24 @@ int ctl_import(struct ctl *c)
 	free(im);
 	return status;
 }
+
+int ctl_store_events(struct ctl *c, cJSON *events, const char *source, struct ctl_tally *t)
+{
+	cJSON *req = cJSON_CreateObject(), *reply = NULL;
+	int status;
+
+	cJSON_AddStringToObject(req, ADMIN_F_CMD, "import");
+	cJSON_AddStringToObject(req, ADMIN_F_SOURCE, source);
+	cJSON_AddItemReferenceToObject(req, ADMIN_F_EVENTS, events);
+	status = ctl_call(c, req, &reply, NULL) || ctl_failed(reply);
+	if (status == 0) {
+		t->stored += (size_t)ctl_num(reply, ADMIN_F_STORED);
+		t->duplicate += (size_t)(ctl_num(reply, ADMIN_F_DUPLICATE) +
+					 ctl_num(reply, ADMIN_F_SUPERSEDED));
+		t->refused += (size_t)(ctl_num(reply, ADMIN_F_REFUSED) +
+				       ctl_num(reply, ADMIN_F_INVALID));
+	}
+	cJSON_Delete(req);
+	cJSON_Delete(reply);
+	return status;
+}

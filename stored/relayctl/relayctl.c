@@ -24,7 +24,8 @@
 typedef int (*ctl_build_fn)(struct ctl *c, cJSON *req);
 
 struct ctl_command {
-	enum admin_cmd cmd;
+	enum admin_cmd cmd;    /* what it asks stored (sync: export and import) */
+	const char *name;      /* NULL: admin_cmd_name(cmd) */
 	const char *args;      /* usage of its arguments */
 	int min_args, max_args;
 	ctl_build_fn build;    /* adds the arguments to the request; 0 or 2 (usage) */
@@ -171,35 +172,41 @@ static void ctl_show_reload(const cJSON *reply)
 }
 
 static const struct ctl_command ctl_commands[] = {
-	{ ADMIN_CMD_STATS, "", 0, 0, NULL, ctl_show_stats, NULL },
-	{ ADMIN_CMD_WORKERS, "", 0, 0, NULL, ctl_show_workers, NULL },
-	{ ADMIN_CMD_SUBS, "[MAX]", 0, 1, ctl_build_max, ctl_show_subs, NULL },
-	{ ADMIN_CMD_CONNS, "[MAX]", 0, 1, ctl_build_max, ctl_show_conns, NULL },
-	{ ADMIN_CMD_KICK, "CONN [REASON...]", 1, 64, ctl_build_kick, ctl_show_kick, NULL },
-	{ ADMIN_CMD_CONFIG, "", 0, 0, NULL, ctl_show_config, NULL },
-	{ ADMIN_CMD_CHECKPOINT, "", 0, 0, NULL, ctl_show_checkpoint, NULL },
-	{ ADMIN_CMD_VACUUM, "", 0, 0, NULL, ctl_show_vacuum, NULL },
-	{ ADMIN_CMD_DELETE, "FILTER [--dry-run]", 1, 1, ctl_build_delete, ctl_show_delete, NULL },
-	{ ADMIN_CMD_BAN, "PUBKEY [REASON...]", 1, 64, ctl_build_ban, ctl_show_ban, NULL },
-	{ ADMIN_CMD_UNBAN, "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
-	{ ADMIN_CMD_BANS, "", 0, 0, NULL, ctl_show_bans, NULL },
-	{ ADMIN_CMD_EXPORT, "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
-	{ ADMIN_CMD_IMPORT, "[FILE.jsonl] (or < FILE.jsonl)", 0, 1, NULL, NULL, ctl_import },
-	{ ADMIN_CMD_NIP86, "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
-	{ ADMIN_CMD_RETENTION, "", 0, 0, NULL, ctl_show_retention, NULL },
-	{ ADMIN_CMD_RELOAD, "", 0, 0, NULL, ctl_show_reload, NULL },
-	{ ADMIN_CMD_BACKUP, "[PATH]", 0, 1, NULL, NULL, ctl_backup },
+	{ ADMIN_CMD_STATS, NULL, "", 0, 0, NULL, ctl_show_stats, NULL },
+	{ ADMIN_CMD_WORKERS, NULL, "", 0, 0, NULL, ctl_show_workers, NULL },
+	{ ADMIN_CMD_SUBS, NULL, "[MAX]", 0, 1, ctl_build_max, ctl_show_subs, NULL },
+	{ ADMIN_CMD_CONNS, NULL, "[MAX]", 0, 1, ctl_build_max, ctl_show_conns, NULL },
+	{ ADMIN_CMD_KICK, NULL, "CONN [REASON...]", 1, 64, ctl_build_kick, ctl_show_kick, NULL },
+	{ ADMIN_CMD_CONFIG, NULL, "", 0, 0, NULL, ctl_show_config, NULL },
+	{ ADMIN_CMD_CHECKPOINT, NULL, "", 0, 0, NULL, ctl_show_checkpoint, NULL },
+	{ ADMIN_CMD_VACUUM, NULL, "", 0, 0, NULL, ctl_show_vacuum, NULL },
+	{ ADMIN_CMD_DELETE, NULL, "FILTER [--dry-run]", 1, 1, ctl_build_delete, ctl_show_delete, NULL },
+	{ ADMIN_CMD_BAN, NULL, "PUBKEY [REASON...]", 1, 64, ctl_build_ban, ctl_show_ban, NULL },
+	{ ADMIN_CMD_UNBAN, NULL, "PUBKEY", 1, 1, ctl_build_ban, ctl_show_unban, NULL },
+	{ ADMIN_CMD_BANS, NULL, "", 0, 0, NULL, ctl_show_bans, NULL },
+	{ ADMIN_CMD_EXPORT, NULL, "[FILTER] > FILE.jsonl", 0, 1, NULL, NULL, ctl_export },
+	{ ADMIN_CMD_IMPORT, NULL, "[FILE.jsonl] (or < FILE.jsonl)", 0, 1, NULL, NULL, ctl_import },
+	{ ADMIN_CMD_NIP86, NULL, "METHOD [PARAM...]", 1, 8, ctl_build_nip86, ctl_show_nip86, NULL },
+	{ ADMIN_CMD_RETENTION, NULL, "", 0, 0, NULL, ctl_show_retention, NULL },
+	{ ADMIN_CMD_RELOAD, NULL, "", 0, 0, NULL, ctl_show_reload, NULL },
+	{ ADMIN_CMD_BACKUP, NULL, "[PATH]", 0, 1, NULL, NULL, ctl_backup },
+	{ ADMIN_CMD_EXPORT, "sync", "URL [FILTER] [--dir down|up|both] [--dry-run]", 1, 2, NULL, NULL, ctl_sync },
+	{ ADMIN_CMD_IMPORT, "stream", "URL [FILTER]", 1, 2, NULL, NULL, ctl_stream },
 };
 
 #define CTL_NCOMMANDS (sizeof(ctl_commands) / sizeof(ctl_commands[0]))
+
+static const char *ctl_name(const struct ctl_command *cmd)
+{
+	return cmd->name ? cmd->name : admin_cmd_name(cmd->cmd);
+}
 
 static void ctl_usage(void)
 {
 	fprintf(stderr, "usage: relayctl [-c CONFIG] [--json] COMMAND [ARGS] | relayctl --version\n"
 			"commands:\n");
 	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
-		fprintf(stderr, "  %s %s\n", admin_cmd_name(ctl_commands[i].cmd),
-			ctl_commands[i].args);
+		fprintf(stderr, "  %s %s\n", ctl_name(&ctl_commands[i]), ctl_commands[i].args);
 	exit(2);
 }
 
@@ -225,6 +232,8 @@ static void ctl_parse(int argc, char **argv, struct ctl *c)
 			c->json = 1;
 		else if (options && strcmp(argv[i], "--dry-run") == 0)
 			c->dry_run = 1;
+		else if (options && strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+			c->dir = argv[++i];
 		else if (options && strcmp(argv[i], "--") == 0)
 			options = 0;
 		else if (options && strcmp(argv[i], "--version") == 0)
@@ -281,10 +290,10 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	ctl_parse(argc, argv, &c);
 	for (size_t i = 0; i < CTL_NCOMMANDS; i++)
-		if ((int)ctl_commands[i].cmd == admin_cmd_find(c.command))
+		if (!strcmp(ctl_name(&ctl_commands[i]), c.command))
 			cmd = &ctl_commands[i];
 	if (!cmd || c.nargs < cmd->min_args || c.nargs > cmd->max_args ||
-	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE))
+	    (c.dry_run && cmd->cmd != ADMIN_CMD_DELETE && cmd->run != ctl_sync) || (c.dir && cmd->run != ctl_sync))
 		ctl_usage();
 	c.cmd = cmd->cmd;
 	c.config_path = ctl_config_path(c.config_path);

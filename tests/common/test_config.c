@@ -150,6 +150,13 @@ static const struct key_case keys[] = {
 	U(plugin_timeout_ms, "2000", 10, 600000, "500"),
 	U(plugin_queue, "4096", 1, 65536, "16"),
 	U(plugin_fail_open, "0", 0, 1, "1"),
+	U(negentropy, "1", 0, 1, "0"),
+	U(neg_sessions_per_conn, "4", 1, 1000, "2"),
+	U(neg_sessions_max, "16", 1, 100000, "3"),
+	U(neg_max_records, "1000000", 1, 100000000, "10"),
+	U(neg_idle_seconds, "60", 1, 86400, "5"),
+	U(neg_read_ms, "30000", 10, 600000, "500"),
+	U(neg_frame_bytes, "60000", 4096, 524288, "8192"),
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -855,6 +862,7 @@ static const struct {
 	{ "link_tls_server_name", "the worker" },
 	{ "link_insecure", "the worker" },
 	{ "link_timeout_ms", "the worker" },
+	{ "neg_frame_bytes", "the worker" },
 };
 
 /* What a worker says to restart for key, or NULL when it applies it. */

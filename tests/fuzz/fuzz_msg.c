@@ -69,6 +69,10 @@ ROUND_TRIP(conns_ask, (void)0)
 ROUND_TRIP(conns_list, msg_conns_list_release(&m))
 ROUND_TRIP(conn_kick, (void)0)
 ROUND_TRIP(conn_kicked, (void)0)
+ROUND_TRIP(neg_open, msg_neg_open_release(&m))
+ROUND_TRIP(neg_msg, (void)0)
+ROUND_TRIP(neg_close, (void)0)
+ROUND_TRIP(neg_reply, (void)0)
 
 static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_HELLO] = round_trip_hello,
@@ -96,6 +100,10 @@ static const round_trip_fn round_trips[MSG_TYPE_LIMIT] = {
 	[MSG_CONNS_LIST] = round_trip_conns_list,
 	[MSG_CONN_KICK] = round_trip_conn_kick,
 	[MSG_CONN_KICKED] = round_trip_conn_kicked,
+	[MSG_NEG_OPEN] = round_trip_neg_open,
+	[MSG_NEG_MSG] = round_trip_neg_msg,
+	[MSG_NEG_CLOSE] = round_trip_neg_close,
+	[MSG_NEG_REPLY] = round_trip_neg_reply,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { useRelay, itStopsCleanly, until, relayctlInput } from './lib/relay.mjs';
+import { spawn } from 'node:child_process';
+import { binary, Relay, useRelay, itStopsCleanly, until, relayctlInput } from './lib/relay.mjs';
 import { Client, keypair, signed } from './lib/client.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -129,6 +130,33 @@ describe('plugin: accept, reject, shadowReject (policy.py)', () => {
     const c = await relay.connect();
     const have = await storedIds(c, [good.id, bad.id]);
     assert.deepEqual([have.has(good.id), have.has(bad.id)], [true, false]);
+  });
+
+  it('puts events relayctl sync fetches with sourceType Sync, and stream\'s with Stream', async () => {
+    const peer = new Relay({ workers: 1 });
+    await peer.start();
+    try {
+      const { sk, pk } = keypair();
+      const synced = signed(sk, { content: 'synced' }), streamed = signed(sk, { content: 'streamed' });
+      const pub = await Client.open(peer.url);
+      await pub.mustPublish(synced);
+      const r = await relayctlInput(relay, ['sync', peer.url, JSON.stringify({ ids: [synced.id] })]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      const child = spawn(binary('relayctl'), ['-c', relay.configPath, 'stream', peer.url,
+        JSON.stringify({ authors: [pk] })], { cwd: relay.dir });
+      const exited = new Promise((res) => child.once('close', (code) => res(code)));
+      await pub.mustPublish(streamed);
+      await until(() => loggedRequests(relay).some((q) => q.event.id === streamed.id),
+        { timeout: 15000, what: 'the streamed event at the plugin' });
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      await pub.end();
+      const types = (id) => loggedRequests(relay).filter((q) => q.event.id === id).map((q) => q.sourceType);
+      assert.deepEqual(types(synced.id), ['Sync']);
+      assert.deepEqual(types(streamed.id), ['Stream']);
+    } finally {
+      await peer.stop();
+    }
   });
 
   it('counts its answers in relayctl stats', async () => {

@@ -322,6 +322,34 @@ static const struct msg_count_result count_result_refused = {
 	.message = { "error: no", 9 },
 };
 
+static const struct msg_neg_open neg_open_sample = {
+	.conn_id = 5, .sub_id = { "neg-1", 5 },
+	.filter = {
+		.ids = f0_ids, .nids = 2, .has_ids = true,
+		.kinds = f0_kinds, .nkinds = 3, .has_kinds = true,
+		.tags = f0_tags, .ntags = 2,
+		.since = 100, .until = 200,
+		.limit = 50, .has_limit = true,
+	},
+	.nviewers = 1, .viewers = { { 0x11, [31] = 0x22 } },
+	.message = { "\x61\x00\x02\x00", 4 },
+};
+static const struct msg_neg_open neg_open_bare = {
+	.conn_id = 6, .sub_id = { "n", 1 }, .filter = { .since = INT64_MIN, .until = INT64_MAX },
+	.message = { "\x61", 1 },
+};
+static const struct msg_neg_msg neg_msg_sample = {
+	.conn_id = 7, .sub_id = { "neg-1", 5 }, .message = { "\x61\x00\x00", 3 },
+};
+static const struct msg_neg_close neg_close_sample = { .conn_id = 8, .sub_id = { "neg-1", 5 } };
+static const struct msg_neg_reply neg_reply_sample = {
+	.conn_id = 9, .sub_id = { "neg-1", 5 }, .status = MSG_NEG_MESSAGE, .payload = { "\x61", 1 },
+};
+static const struct msg_neg_reply neg_reply_error = {
+	.conn_id = 9, .sub_id = { "neg-1", 5 }, .status = MSG_NEG_ERROR,
+	.payload = { "closed: gone", 12 },
+};
+
 /* ---- per-type decode and compare ---- */
 
 static void assert_event_eq(const struct event *got, const struct event *want)
@@ -900,6 +928,91 @@ static int conn_kicked_encode(struct buf *out, const void *m)
 	return msg_encode_conn_kicked(out, &sample_header, m);
 }
 
+static int neg_open_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_neg_open *w = want;
+	struct msg_neg_open m;
+	int err = msg_decode_neg_open(body, len, &m);
+
+	if (err) {
+		ck_assert_uint_eq(m.filter.nids, 0);
+		return err;
+	}
+	if (w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+		assert_filter_eq(&m.filter, &w->filter);
+		ck_assert_uint_eq(m.nviewers, w->nviewers);
+		assert_bytes_eq(m.viewers, w->viewers, (size_t)w->nviewers * 32);
+		assert_msg_str(m.message, w->message, body, len);
+	}
+	msg_neg_open_release(&m);
+	msg_neg_open_release(&m);
+	return 0;
+}
+
+static int neg_msg_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_neg_msg *w = want;
+	struct msg_neg_msg m;
+	int err = msg_decode_neg_msg(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+		assert_msg_str(m.message, w->message, body, len);
+	}
+	return err;
+}
+
+static int neg_close_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_neg_close *w = want;
+	struct msg_neg_close m;
+	int err = msg_decode_neg_close(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+	}
+	return err;
+}
+
+static int neg_reply_decode(const uint8_t *body, size_t len, const void *want)
+{
+	const struct msg_neg_reply *w = want;
+	struct msg_neg_reply m;
+	int err = msg_decode_neg_reply(body, len, &m);
+
+	if (!err && w) {
+		ck_assert_uint_eq(m.conn_id, w->conn_id);
+		assert_msg_str(m.sub_id, w->sub_id, body, len);
+		ck_assert_uint_eq(m.status, w->status);
+		assert_msg_str(m.payload, w->payload, body, len);
+	}
+	return err;
+}
+
+static int neg_open_encode(struct buf *out, const void *m)
+{
+	return msg_encode_neg_open(out, &sample_header, m);
+}
+
+static int neg_msg_encode(struct buf *out, const void *m)
+{
+	return msg_encode_neg_msg(out, &sample_header, m);
+}
+
+static int neg_close_encode(struct buf *out, const void *m)
+{
+	return msg_encode_neg_close(out, &sample_header, m);
+}
+
+static int neg_reply_encode(struct buf *out, const void *m)
+{
+	return msg_encode_neg_reply(out, &sample_header, m);
+}
+
 /* ---- the case table ---- */
 
 static int hello_encode(struct buf *out, const void *m)
@@ -1053,6 +1166,12 @@ static const struct msg_case cases[] = {
 	{ "conn_kick", MSG_CONN_KICK, conn_kick_encode, conn_kick_decode, &conn_kick_sample },
 	{ "conn_kicked", MSG_CONN_KICKED, conn_kicked_encode, conn_kicked_decode,
 	  &conn_kicked_sample },
+	{ "neg_open", MSG_NEG_OPEN, neg_open_encode, neg_open_decode, &neg_open_sample },
+	{ "neg_open bare", MSG_NEG_OPEN, neg_open_encode, neg_open_decode, &neg_open_bare },
+	{ "neg_msg", MSG_NEG_MSG, neg_msg_encode, neg_msg_decode, &neg_msg_sample },
+	{ "neg_close", MSG_NEG_CLOSE, neg_close_encode, neg_close_decode, &neg_close_sample },
+	{ "neg_reply", MSG_NEG_REPLY, neg_reply_encode, neg_reply_decode, &neg_reply_sample },
+	{ "neg_reply error", MSG_NEG_REPLY, neg_reply_encode, neg_reply_decode, &neg_reply_error },
 };
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
 
@@ -2087,6 +2206,24 @@ START_TEST(test_bundle_limits)
 }
 END_TEST
 
+/* A negentropy message is never empty; a reply's status is 0 or 1. */
+START_TEST(test_neg_bounds)
+{
+	struct msg_neg_msg empty = { 1, { "s", 1 }, { "", 0 } };
+	struct msg_neg_reply bad = neg_reply_sample;
+	struct buf b = BUF_INIT;
+
+	ck_assert_int_eq(msg_encode_neg_msg(&b, &sample_header, &empty), ERR_INVAL);
+	ck_assert_uint_eq(b.len, 0);
+	bad.status = 2;
+	ck_assert_int_eq(msg_encode_neg_reply(&b, &sample_header, &bad), ERR_INVAL);
+	ck_assert_int_eq(msg_encode_neg_reply(&b, &sample_header, &neg_reply_sample), 0);
+	b.data[MSG_HEADER_LEN + 8 + 4 + 5] = 2; /* the status byte */
+	ck_assert_int_eq(neg_reply_decode(body_of(&b), body_len(&b), NULL), ERR_INVAL);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_reply_socket_name)
 {
 	char a[MSG_REPLY_SOCKET_NAME_MAX], b[MSG_REPLY_SOCKET_NAME_MAX];
@@ -2144,6 +2281,7 @@ static Suite *msg_suite(void)
 	tcase_add_test(raw, test_deliver_counts);
 	tcase_add_test(raw, test_failed_decode_is_empty);
 	tcase_add_test(raw, test_reply_socket_name);
+	tcase_add_test(raw, test_neg_bounds);
 	tcase_add_test(raw, test_bundle_limits);
 	tcase_add_test(raw, test_conn_info_len);
 	tcase_add_test(raw, test_conns_refusals);

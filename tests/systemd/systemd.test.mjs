@@ -220,7 +220,8 @@ describe('relay.target under systemd', () => {
   });
 
   step('systemd-analyze verify passes on the installed units', async () => {
-    const files = ['relay.target', 'stored.service', 'relayd@.service'].map((u) => `${UNIT_DIR}/${u}`);
+    const files = ['relay.target', 'stored.service', 'relayd@.service', 'relay-stream@.service']
+      .map((u) => `${UNIT_DIR}/${u}`);
     for (const args of [files, ['relayd@1.service', 'relayd@7.service']]) {
       const r = await inContainer(['systemd-analyze', 'verify', ...args]);
       assert.equal(r.code, 0, `systemd-analyze verify ${args.join(' ')}:\n${r.stderr}${r.stdout}`);

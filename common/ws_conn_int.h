@@ -1,16 +1,16 @@
 /*
  * ws_conn_int.h - the insides of a ws_conn and a ws_loop, shared by
- * ws_client.c (sockets, epoll, sending, lifecycle) and ws_recv.c (turning
- * received bytes into handshakes, messages and control replies).  Nothing
- * outside those two files includes this.
+ * ws_client.c (sockets, epoll, the loop), ws_conn.c (output and the end of
+ * a connection) and ws_recv.c (turning received bytes into handshakes,
+ * messages and control replies).  Nothing outside those three files
+ * includes this.
  */
-#ifndef BENCH_WS_CONN_INT_H
-#define BENCH_WS_CONN_INT_H
+#ifndef COMMON_WS_CONN_INT_H
+#define COMMON_WS_CONN_INT_H
 
 #include <stdbool.h>
 
-#include "../common/buf.h"
-#include "rng.h"
+#include "buf.h"
 #include "ws_client.h"
 #include "ws_deflate.h"
 #include "ws_handshake.h"
@@ -52,18 +52,25 @@ struct ws_loop {
 	struct ws_conn *dead;
 	size_t live;
 	size_t max_message;
-	struct rng rng; /* mask keys */
+	uint64_t mask_state; /* splitmix64 state for mask keys */
 	struct ws_zstreams *z; /* set: offer permessage-deflate (ws_deflate.h) */
 	struct buf zbuf;       /* a message compressed or inflated */
 	uint64_t bytes_in, bytes_out; /* on the wire, handshakes included */
 };
 
+/* ws_conn.c: */
 /* Ends c: closes the socket, runs on_close(err) once, queues it for freeing. */
 void ws__teardown(struct ws_conn *c, int err);
 
 /* Queues a frame on c and marks it for flushing.  Returns 0 or ERR_NOMEM. */
 int ws__queue(struct ws_conn *c, int opcode, const struct iovec *iov, int iovcnt);
 
+/* Ends c for a socket error e (ERR_IO, ws_conn_errno() gives e). */
+void ws__fail_io(struct ws_conn *c, int e);
+/* Puts c on its loop's list of connections with output to flush. */
+void ws__mark_dirty(struct ws_conn *c);
+
+/* ws_recv.c: */
 /* Consumes c->in: the handshake response, then frames.  May tear c down. */
 void ws__recv(struct ws_conn *c);
 

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/err.h"
+#include "buf.h"
+#include "err.h"
 
 /* Writes the header (with mask key) into hdr; returns its length. */
 static size_t ws_frame_header(uint8_t hdr[14], int op, bool fin, size_t len,

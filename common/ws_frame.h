@@ -6,8 +6,8 @@
  * server, a reserved bit, an unknown opcode, a fragmented or oversized
  * control frame, or a payload above the caller's cap is a protocol error.
  */
-#ifndef BENCH_WS_FRAME_H
-#define BENCH_WS_FRAME_H
+#ifndef COMMON_WS_FRAME_H
+#define COMMON_WS_FRAME_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-#include "../common/buf.h"
-#include "../common/err.h"
+#include "buf.h"
+#include "err.h"
 
 struct ws_zstreams {
 	z_stream d, i;

@@ -7,8 +7,8 @@
  * base64 come from OpenSSL's libcrypto.  The relay names the worker that
  * took the connection in X-Relay-Worker, which is returned when present.
  */
-#ifndef BENCH_WS_HANDSHAKE_H
-#define BENCH_WS_HANDSHAKE_H
+#ifndef COMMON_WS_HANDSHAKE_H
+#define COMMON_WS_HANDSHAKE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -8,8 +8,8 @@
  * connection whose handshake accepted it sends every text message
  * compressed (RSV1) and inflates every compressed message it receives.
  */
-#ifndef BENCH_WS_DEFLATE_H
-#define BENCH_WS_DEFLATE_H
+#ifndef COMMON_WS_DEFLATE_H
+#define COMMON_WS_DEFLATE_H
 
 #include <stddef.h>
 #include <stdint.h>

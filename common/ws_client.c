@@ -16,8 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/err.h"
-#include "clock.h"
+#include "err.h"
 #include "ws_conn_int.h"
 #include "ws_frame.h"
 
@@ -59,7 +58,13 @@ struct ws_loop *ws_loop_new(size_t max_message)
 		return NULL;
 	}
 	l->max_message = max_message;
-	rng_seed(&l->rng, clock_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)l);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		l->mask_state = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+				((uint64_t)getpid() << 32) ^ (uintptr_t)l;
+	}
 	return l;
 }
 
@@ -88,18 +93,6 @@ static void ws_conn_free(struct ws_conn *c)
 	free(c);
 }
 
-/* Unlinks c from the loop's list of all connections. */
-static void ws_unlink(struct ws_conn *c)
-{
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		c->loop->all = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->prev = c->next = NULL;
-}
-
 static void ws_free_dead(struct ws_loop *l)
 {
 	while (l->dead) {
@@ -126,30 +119,6 @@ void ws_loop_free(struct ws_loop *l)
 	ws_z_free(l->z);
 	buf_free(&l->zbuf);
 	free(l);
-}
-
-void ws__teardown(struct ws_conn *c, int err)
-{
-	struct ws_loop *l = c->loop;
-
-	if (c->state == WS_DEAD)
-		return;
-	epoll_ctl(l->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
-	c->fd = -1;
-	c->state = WS_DEAD;
-	l->live--;
-	ws_unlink(c);
-	c->next = l->dead;
-	l->dead = c;
-	if (c->h->on_close)
-		c->h->on_close(c, err, c->ud);
-}
-
-static void ws_fail_io(struct ws_conn *c, int e)
-{
-	c->sys_errno = e;
-	ws__teardown(c, ERR_IO);
 }
 
 static int ws_socket(const struct ws_url *u)
@@ -219,25 +188,6 @@ struct ws_conn *ws_connect(struct ws_loop *l, const struct ws_url *u, const stru
 	return c;
 }
 
-static void ws_mark_dirty(struct ws_conn *c)
-{
-	if (c->dirty)
-		return;
-	c->dirty = true;
-	c->next_dirty = c->loop->dirty;
-	c->loop->dirty = c;
-}
-
-int ws__queue(struct ws_conn *c, int opcode, const struct iovec *iov, int iovcnt)
-{
-	uint32_t mask = (uint32_t)rng_next(&c->loop->rng);
-
-	if (ws_frame_appendv(&c->out, (enum ws_opcode)opcode, true, iov, iovcnt, mask))
-		return ERR_NOMEM;
-	ws_mark_dirty(c);
-	return 0;
-}
-
 int ws_send_textv(struct ws_conn *c, const struct iovec *iov, int iovcnt)
 {
 	struct ws_loop *l = c->loop;
@@ -261,45 +211,6 @@ int ws_send_text(struct ws_conn *c, const char *data, size_t len)
 	return ws_send_textv(c, &iov, 1);
 }
 
-/* Registers or drops interest in EPOLLOUT. */
-static void ws_want_out(struct ws_conn *c, bool want)
-{
-	struct epoll_event ev = { EPOLLIN | (want ? EPOLLOUT : 0), { .ptr = c } };
-
-	if (c->want_out == want)
-		return;
-	c->want_out = want;
-	epoll_ctl(c->loop->epfd, EPOLL_CTL_MOD, c->fd, &ev);
-}
-
-int ws_flush(struct ws_conn *c)
-{
-	/* Until connected, the socket is not writable; EPOLLOUT says when. */
-	if (c->state == WS_DEAD || c->state == WS_CONNECTING)
-		return 0;
-	while (c->out_off < c->out.len) {
-		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
-				 MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			ws_want_out(c, true);
-			return 0;
-		}
-		if (n < 0) {
-			ws_fail_io(c, errno);
-			return 0;
-		}
-		c->out_off += (size_t)n;
-		c->loop->bytes_out += (size_t)n;
-	}
-	buf_reset(&c->out);
-	c->out_off = 0;
-	ws_want_out(c, false);
-	return 0;
-}
-
 void ws_close(struct ws_conn *c)
 {
 	static const uint8_t normal[2] = { 0x03, 0xe8 }; /* 1000 */
@@ -321,7 +232,7 @@ static void ws_on_connected(struct ws_conn *c)
 	socklen_t len = sizeof(err);
 
 	if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) || err) {
-		ws_fail_io(c, err ? err : errno);
+		ws__fail_io(c, err ? err : errno);
 		return;
 	}
 	c->state = WS_HANDSHAKE;
@@ -340,7 +251,7 @@ static void ws_on_readable(struct ws_conn *c)
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return;
 	if (n < 0) {
-		ws_fail_io(c, errno);
+		ws__fail_io(c, errno);
 		return;
 	}
 	if (n == 0) {

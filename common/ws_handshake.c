@@ -9,8 +9,8 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-#include "../common/buf.h"
-#include "../common/err.h"
+#include "buf.h"
+#include "err.h"
 
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 

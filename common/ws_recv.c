@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "../common/err.h"
+#include "err.h"
 #include "ws_conn_int.h"
 #include "ws_frame.h"
 

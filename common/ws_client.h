@@ -18,11 +18,11 @@
  * ws_loop_poll(), and the rest waits for EPOLLOUT.  Output is not bounded
  * here: callers keep their own windows.
  *
- * Only loopback targets are accepted (this tool must never load anything
- * else).
+ * Only loopback targets are accepted: the load generator must never load
+ * anything else, and relayctl sync has no TLS or DNS yet.
  */
-#ifndef BENCH_WS_CLIENT_H
-#define BENCH_WS_CLIENT_H
+#ifndef COMMON_WS_CLIENT_H
+#define COMMON_WS_CLIENT_H
 
 #include <netinet/in.h>
 #include <stddef.h>
