@@ -50,6 +50,7 @@
 #include "../stored/db.h"
 #include "../stored/ingest.h"
 #include "../stored/search_index.h"
+#include "../stored/sql.h"
 #include "../stored/walbuf.h"
 #include "evfile.h"
 
@@ -176,26 +177,22 @@ static void report_sizes(sqlite3 *db, size_t events, bool per_btree)
 	sqlite3_stmt *st;
 
 	db_page_size(db, &page_size);
-	sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &st, NULL);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		pages = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_prepare_v2(db, "PRAGMA freelist_count", -1, &st, NULL);
-	if (st && sqlite3_step(st) == SQLITE_ROW)
-		free_pages = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	sql_read_int(db, "PRAGMA page_count", &pages);
+	sql_read_int(db, "PRAGMA freelist_count", &free_pages);
 	printf("SIZE db_bytes=%lld db_bytes_per_event=%.0f free_pages=%lld wal_pages=%lld "
 	       "wal_pages_per_event=%.3f wal_bytes_per_event=%.0f\n",
 	       (long long)(pages * page_size), (double)(pages * page_size) / (double)events,
 	       (long long)free_pages, (long long)wal_pages_total,
 	       (double)wal_pages_total / (double)events,
 	       (double)wal_pages_total * (double)(page_size + 24) / (double)events);
-	if (per_btree && sqlite3_prepare_v2(db, "SELECT count(*) FROM tags WHERE NOT EXISTS"
-					    " (SELECT 1 FROM events WHERE seq = tags.seq)", -1, &st,
-					    NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (!per_btree)
+		return;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM tags WHERE NOT EXISTS"
+			       " (SELECT 1 FROM events WHERE seq = tags.seq)", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
 		printf("ORPHANS tag_rows_without_event=%lld\n", (long long)sqlite3_column_int64(st, 0));
 	sqlite3_finalize(st);
-	if (!per_btree || sqlite3_prepare_v2(db, "SELECT name, count(*), sum(pgsize) FROM dbstat"
+	if ( sqlite3_prepare_v2(db, "SELECT name, count(*), sum(pgsize) FROM dbstat"
 					     " GROUP BY name ORDER BY 3 DESC", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW)
