@@ -92,6 +92,13 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
 	if (sql_exec(db, pragma) || sql_exec(db, "PRAGMA foreign_keys=OFF"))
 		return ERR_DB;
+	/* The cleanup trigger's subqueries may fail, so each deletion keeps a
+	 * statement journal of the pages it changed; past 64 KiB (a contact
+	 * list's tags) SQLite spills it to a temporary file it creates, writes
+	 * and removes each time.  In memory it costs nothing of the kind
+	 * (bench/RESULTS.md, "tags in one B-tree"). */
+	if (sql_exec(db, "PRAGMA temp_store=MEMORY"))
+		return ERR_DB;
 	if (sql_exec(db, db_schema))
 		return ERR_DB;
 	return upgrade_schema(db, fresh != 0);
