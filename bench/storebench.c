@@ -11,7 +11,7 @@
  *
  *   storebench --file F [--batch 64] [--sync full|normal] [--search 0|1]
  *              [--search-batch N] [--dir D] [--sql S]... [--checkpoint thread|inline]
- *              [--page-size N] [--wal-buffer 0|1]
+ *              [--page-size N] [--wal-buffer 0|1] [--sizes 0|1]
  *
  * --search 1 (the default) runs stored's full-text indexer beside the
  * commits, as stored does (stored/search_index.h): its own thread and file,
@@ -25,6 +25,10 @@
  *
  * --sql runs S on the database after it is opened (a PRAGMA, an index to
  * drop), to measure a variant before changing stored itself.
+ *
+ * The SIZE line gives the database's size and the WAL pages (and bytes,
+ * frame headers included) the writer wrote per event over the whole run;
+ * --sizes 1 adds a BTREE line per table and index.
  *
  * SQLite is set up as stored sets it up (db_init_library); with the
  * environment variable STOREBENCH_MEMSTATUS set, its memory statistics stay
@@ -46,6 +50,7 @@
 #include "../stored/db.h"
 #include "../stored/ingest.h"
 #include "../stored/search_index.h"
+#include "../stored/sql.h"
 #include "../stored/walbuf.h"
 #include "evfile.h"
 
@@ -84,6 +89,8 @@ static int parse_all(const struct evfile *f, struct event *evs)
 }
 
 static int wal_pages;
+/* Pages the writer wrote to the WAL over the whole run. */
+static int64_t wal_pages_total;
 
 static int note_wal_pages(void *arg, sqlite3 *db, const char *name, int pages)
 {
@@ -108,6 +115,7 @@ static void report_slice(sqlite3 *db, size_t done, size_t events, double *t_last
 
 	if (sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_WRITE, &cur, &hi, 1) == SQLITE_OK)
 		writes = cur;
+	wal_pages_total += writes;
 	if (sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_MISS, &cur, &hi, 1) == SQLITE_OK)
 		misses = cur;
 	printf("SLICE upto=%zu events_per_s=%.0f cpu_us_per_event=%.1f wal_pages_per_event=%.2f "
@@ -122,7 +130,9 @@ static void report_slice(sqlite3 *db, size_t done, size_t events, double *t_last
 /* --search 1: the full-text index, written by its own thread. */
 static struct search_watermark search_wm;
 
-static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
+/* Not inlined, so that `valgrind --tool=callgrind --toggle-collect=run`
+ * counts the writer's instructions alone (parsing the file excluded). */
+__attribute__((noinline)) static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct event *evs,
 	       size_t n, size_t batch, size_t *stored)
 {
 	int64_t last_seq = 0;
@@ -159,6 +169,39 @@ static int run(sqlite3 *db, struct ingest *in, struct checkpointer *cp, struct e
 	return 0;
 }
 
+/* The database's size and, with --sizes 1, each table's and index's
+ * (SQLite's dbstat), so a schema variant's bytes per event can be read. */
+static void report_sizes(sqlite3 *db, size_t events, bool per_btree)
+{
+	int64_t pages = 0, free_pages = 0, page_size = 0;
+	sqlite3_stmt *st;
+
+	db_page_size(db, &page_size);
+	sql_read_int(db, "PRAGMA page_count", &pages);
+	sql_read_int(db, "PRAGMA freelist_count", &free_pages);
+	printf("SIZE db_bytes=%lld db_bytes_per_event=%.0f free_pages=%lld wal_pages=%lld "
+	       "wal_pages_per_event=%.3f wal_bytes_per_event=%.0f\n",
+	       (long long)(pages * page_size), (double)(pages * page_size) / (double)events,
+	       (long long)free_pages, (long long)wal_pages_total,
+	       (double)wal_pages_total / (double)events,
+	       (double)wal_pages_total * (double)(page_size + 24) / (double)events);
+	if (!per_btree)
+		return;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM tags WHERE NOT EXISTS"
+			       " (SELECT 1 FROM events WHERE seq = tags.seq)", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		printf("ORPHANS tag_rows_without_event=%lld\n", (long long)sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+	if ( sqlite3_prepare_v2(db, "SELECT name, count(*), sum(pgsize) FROM dbstat"
+					     " GROUP BY name ORDER BY 3 DESC", -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		printf("BTREE %s pages=%lld bytes_per_event=%.1f\n", sqlite3_column_text(st, 0),
+		       (long long)sqlite3_column_int64(st, 1),
+		       (double)sqlite3_column_int64(st, 2) / (double)events);
+	sqlite3_finalize(st);
+}
+
 /* A page size only takes effect before the first table exists, so the file
  * is created here, ahead of db_open()'s schema. */
 static int create_with_page_size(const char *path, int page_size)
@@ -185,11 +228,12 @@ int main(int argc, char **argv)
 		{ "checkpoint", required_argument, NULL, 'c' },
 		{ "page-size", required_argument, NULL, 'p' },
 		{ "wal-buffer", required_argument, NULL, 'w' },
-		{ "search-batch", required_argument, NULL, 'B' }, { NULL, 0, NULL, 0 },
+		{ "search-batch", required_argument, NULL, 'B' },
+		{ "sizes", required_argument, NULL, 'z' }, { NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL, *sync = "full", *dir = "/tmp";
 	size_t batch = 64, stored = 0, search_batch = 4096;
-	int page_size = 0, search = 1;
+	int page_size = 0, search = 1, sizes = 0;
 	bool checkpoint_thread = true, wal_buffer = true;
 	struct search_index *search_index = NULL;
 	char search_path[4200];
@@ -209,6 +253,7 @@ int main(int argc, char **argv)
 		case 'B': search_batch = strtoul(optarg, NULL, 10); break;
 		case 'd': dir = optarg; break;
 		case 'p': page_size = atoi(optarg); break;
+		case 'z': sizes = atoi(optarg); break;
 		case 'w': wal_buffer = atoi(optarg) != 0; break;
 		case 'c': checkpoint_thread = strcmp(optarg, "inline") != 0; break;
 		case 'q':
@@ -278,6 +323,8 @@ int main(int argc, char **argv)
 	    !search_watermark_wait(&search_wm, upto, 600000))
 		fprintf(stderr, "storebench: the search index did not catch up in 10 minutes\n");
 	search_catch_up = now_seconds() - t0 - t;
+	if (rc == 0)
+		report_sizes(db, f.count, sizes != 0);
 	checkpointer_stop(cp);
 	search_index_close(search_index);
 	ingest_free(in);
