@@ -9,8 +9,6 @@
 #include "../common/log.h"
 #include "readmap.h"
 #include "sql.h"
-#include "tags_schema.h"
-#include "tagval.h"
 #include "walbuf.h"
 #include "upgrade.h"
 
@@ -32,7 +30,13 @@ static const char db_schema[] =
 	"CREATE INDEX IF NOT EXISTS events_kind ON events(kind, created_at);"
 	"CREATE INDEX IF NOT EXISTS events_pubkey_kind ON events(pubkey, kind, created_at);"
 	"CREATE INDEX IF NOT EXISTS events_addr ON events(pubkey, kind, addr) WHERE addr IS NOT NULL;"
-	"CREATE TABLE IF NOT EXISTS tags" TAGS_SCHEMA_COLUMNS ";"
+	"CREATE TABLE IF NOT EXISTS tags("
+	" seq INTEGER NOT NULL,"
+	" name TEXT NOT NULL,"
+	" value BLOB NOT NULL,"
+	" created_at INTEGER NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS tags_value ON tags(name, value, created_at);"
+	"CREATE INDEX IF NOT EXISTS tags_seq ON tags(seq);"
 	"CREATE INDEX IF NOT EXISTS events_expires ON events(expires_at) WHERE expires_at IS NOT NULL;"
 	/* NIP-09: ids an author deleted (refused if they come back), and
 	 * addresses deleted up to a created_at. */
@@ -70,12 +74,13 @@ static const char db_schema[] =
 	" WHERE NOT EXISTS (SELECT 1 FROM db_identity);"
 	/* Every way an event leaves (replaced, deleted, expired, vanished,
 	 * removed by an operator) takes its tag rows with it. */
-	"CREATE TRIGGER IF NOT EXISTS " TAGS_SCHEMA_TRIGGER;
+	"CREATE TRIGGER IF NOT EXISTS events_cleanup AFTER DELETE ON events BEGIN"
+	" DELETE FROM tags WHERE seq = old.seq;"
+	" END;";
 
 static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 {
 	char pragma[64];
-	int64_t fresh = 0;
 
 	/* Takes effect only while the file is empty (a new database).  Every
 	 * event dirties a few index pages chosen by random keys (id, tag
@@ -85,23 +90,12 @@ static int db_prepare_writer(sqlite3 *db, const char *synchronous)
 	 * both (bench/RESULTS.md, "page size"). */
 	if (sql_exec(db, "PRAGMA page_size=" DB_PAGE_SIZE) || sql_exec(db, "PRAGMA journal_mode=WAL"))
 		return ERR_DB;
-	/* A file without the events table gets the current schema: nothing
-	 * to upgrade. */
-	if (sql_read_int(db, "SELECT count(*) = 0 FROM sqlite_master WHERE name = 'events'", &fresh))
-		return ERR_DB;
 	snprintf(pragma, sizeof(pragma), "PRAGMA synchronous=%s", synchronous);
 	if (sql_exec(db, pragma) || sql_exec(db, "PRAGMA foreign_keys=OFF"))
 		return ERR_DB;
-	/* The cleanup trigger's subqueries may fail, so each deletion keeps a
-	 * statement journal of the pages it changed; past 64 KiB (a contact
-	 * list's tags) SQLite spills it to a temporary file it creates, writes
-	 * and removes each time.  In memory it costs nothing of the kind
-	 * (bench/RESULTS.md, "tags in one B-tree"). */
-	if (sql_exec(db, "PRAGMA temp_store=MEMORY"))
-		return ERR_DB;
 	if (sql_exec(db, db_schema))
 		return ERR_DB;
-	return upgrade_schema(db, fresh != 0);
+	return upgrade_schema(db);
 }
 
 static bool db_wal_buffer;
@@ -162,9 +156,7 @@ static sqlite3 *db_connect(const char *path, int flags, const char *vfs)
 	}
 	sqlite3_busy_timeout(db, 5000);
 	snprintf(pragma, sizeof(pragma), "PRAGMA cache_size=-%u", db_cache_mb * 1024);
-	/* The cleanup trigger calls tagval_key() (tags_schema.h): with it, a
-	 * DELETE on any connection is refused only for what it is (read-only). */
-	if (sql_exec(db, pragma) || tagval_register(db)) {
+	if (sql_exec(db, pragma)) {
 		sqlite3_close(db);
 		return NULL;
 	}

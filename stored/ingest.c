@@ -24,9 +24,7 @@ enum ingest_stmt {
 static const char *const ingest_sql[ST_COUNT] = {
 	[ST_INSERT_EVENT] = "INSERT INTO events(id, pubkey, created_at, kind, addr, expires_at, json)"
 			    " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO NOTHING",
-	/* OR IGNORE: an event may carry one tag twice; its key is one row. */
-	[ST_INSERT_TAG] = "INSERT OR IGNORE INTO tags(seq, name, value, created_at)"
-			  " VALUES(?1, ?2, ?3, ?4)",
+	[ST_INSERT_TAG] = "INSERT INTO tags(seq, name, value, created_at) VALUES(?1, ?2, ?3, ?4)",
 	[ST_FIND_ID] = "SELECT 1 FROM events WHERE id = ?1",
 	[ST_FIND_VERSION] = "SELECT seq, created_at, id, expires_at IS NOT NULL AND expires_at <= ?4"
 			    " FROM events WHERE pubkey = ?1 AND kind = ?2 AND addr = ?3",

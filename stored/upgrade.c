@@ -8,7 +8,6 @@
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "sql.h"
-#include "tags_schema.h"
 #include "tagval.h"
 
 /* Version 0 to 1: packs the hex tag values, one rowid range per commit. */
@@ -79,71 +78,7 @@ static int upgrade_move_search_index(sqlite3 *db)
 	return 0;
 }
 
-/* Version 2 to 3, step one: the rows of one rowid range of the old tags
- * table copied into tags_v3 in its key's order.  OR IGNORE: after a crash
- * the copy starts over from the first range. */
-static int upgrade_copy_tags(sqlite3 *db)
-{
-	static const char sql[] = "INSERT OR IGNORE INTO tags_v3(name, value, created_at, seq)"
-				  " SELECT name, value, created_at, seq FROM tags"
-				  " WHERE rowid >= ?1 AND rowid < ?2 ORDER BY 1, 2, 3, 4";
-	sqlite3_stmt *st = NULL;
-	int64_t last = 0;
-	int rc = 0;
-
-	if (sql_exec(db, "CREATE TABLE IF NOT EXISTS tags_v3" TAGS_SCHEMA_COLUMNS) ||
-	    sql_read_int(db, "SELECT coalesce(max(rowid), 0) FROM tags", &last) ||
-	    sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		log_warnx("schema upgrade: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-		return ERR_DB;
-	}
-	if (last > 0)
-		log_info("schema upgrade: one B-tree for the tags (rowids up to %lld)",
-			 (long long)last);
-	for (int64_t from = 0; from <= last && rc == 0; from += UPGRADE_CHUNK_ROWS) {
-		notify_send("EXTEND_TIMEOUT_USEC=60000000\nSTATUS=upgrading the database");
-		sqlite3_bind_int64(st, 1, from);
-		sqlite3_bind_int64(st, 2, from + UPGRADE_CHUNK_ROWS);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			log_warnx("schema upgrade: %s", sqlite3_errmsg(db));
-			rc = ERR_DB;
-		}
-		sqlite3_reset(st);
-	}
-	sqlite3_finalize(st);
-	return rc;
-}
-
-/* Version 2 to 3: the tags in one WITHOUT ROWID table (tags_schema.h).
- * The copy commits range by range; the swap of the tables and the
- * trigger is one transaction. */
-static int upgrade_tags_without_rowid(sqlite3 *db)
-{
-	static const char swap[] = "BEGIN;"
-				   "DROP TRIGGER IF EXISTS events_cleanup;"
-				   "DROP TABLE tags;"
-				   "ALTER TABLE tags_v3 RENAME TO tags;"
-				   "CREATE TRIGGER " TAGS_SCHEMA_TRIGGER
-				   "COMMIT;";
-	int64_t done = 0;
-
-	if (sql_read_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
-			     " AND name = 'tags' AND sql LIKE '%WITHOUT ROWID%'", &done))
-		return ERR_DB;
-	if (done)
-		return 0;
-	if (upgrade_copy_tags(db))
-		return ERR_DB;
-	if (sqlite3_exec(db, swap, NULL, NULL, NULL) != SQLITE_OK) {
-		log_warnx("schema upgrade: %s", sqlite3_errmsg(db));
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		return ERR_DB;
-	}
-	return 0;
-}
-
-int upgrade_schema(sqlite3 *db, bool fresh)
+int upgrade_schema(sqlite3 *db)
 {
 	int64_t version;
 	char sql[64];
@@ -158,11 +93,9 @@ int upgrade_schema(sqlite3 *db, bool fresh)
 	}
 	if (version == UPGRADE_SCHEMA_VERSION)
 		return 0;
-	if (!fresh && version < 1 && upgrade_pack_tag_values(db))
+	if (version < 1 && upgrade_pack_tag_values(db))
 		return ERR_DB;
-	if (!fresh && version < 2 && upgrade_move_search_index(db))
-		return ERR_DB;
-	if (!fresh && version < 3 && upgrade_tags_without_rowid(db))
+	if (version < 2 && upgrade_move_search_index(db))
 		return ERR_DB;
 	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", UPGRADE_SCHEMA_VERSION);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
