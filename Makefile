@@ -280,8 +280,9 @@ FUZZ_CC ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE $(WARN)
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(FUZZ_SRC))
-# The parsers under fuzz need no nng; the listener check and the socket
-# listener (rundir.c) are all nng.  SQLite is there for common/search.c
+# The parsers under fuzz call no nng; the listener check and the socket
+# listener (rundir.c) are all nng; config.c checks link URLs through
+# peerlink.c, whose dialing needs -lnng at link time.  SQLite is there for common/search.c
 # (live NIP-50 matching uses FTS5's tokenizer).
 FUZZ_LIB_SRC := $(filter-out common/listencheck.c common/rundir.c,$(wildcard common/*.c)) $(wildcard proto/*.c)
 
@@ -290,7 +291,7 @@ FUZZ_LIB_SRC += relayd/pmdz.c relayd/pmdoffer.c
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_SRC) | $(DEPS_STAMP)
 	@mkdir -p build-fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcjson -lsecp256k1 -lsqlite3 -lcrypto -lz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) -lcjson -lsecp256k1 -lsqlite3 -lcrypto -lz -lnng
 
 .PHONY: fuzz
 fuzz: deps $(FUZZ_BIN)
