@@ -16,28 +16,11 @@ import { connect } from 'node:net';
 import { deflateRawSync, inflateRawSync, constants as zc } from 'node:zlib';
 import { itStopsCleanly, useRelay, until, HOST } from './lib/relay.mjs';
 import { keypair, signed, isArray } from './lib/client.mjs';
+import { clientFrame, serverFrames } from './lib/frames.mjs';
 
 const MAX = 16384;
 const WAIT_MS = 10000;
 const ANSWER = 'permessage-deflate; server_no_context_takeover; client_no_context_takeover';
-const KEY = Buffer.from([0x11, 0x5a, 0xc3, 0x07]);
-
-/* A masked client frame; rsv1 marks a compressed message's first frame. */
-function clientFrame({ fin = true, rsv1 = false, opcode = 1, payload }) {
-  let head;
-  if (payload.length < 126) {
-    head = Buffer.from([0, 0x80 | payload.length]);
-  } else if (payload.length < 65536) {
-    head = Buffer.from([0, 0x80 | 126, 0, 0]);
-    head.writeUInt16BE(payload.length, 2);
-  } else {
-    head = Buffer.alloc(10);
-    head[1] = 0x80 | 127;
-    head.writeBigUInt64BE(BigInt(payload.length), 2);
-  }
-  head[0] = (fin ? 0x80 : 0) | (rsv1 ? 0x40 : 0) | opcode;
-  return Buffer.concat([head, KEY, Buffer.from(payload.map((b, i) => b ^ KEY[i % 4]))]);
-}
 
 /* A message as RFC 7692 sends it: raw deflate, the sync flush's tail cut. */
 function compress(text) {
@@ -50,21 +33,11 @@ function inflate(payload) {
     { finishFlush: zc.Z_SYNC_FLUSH }).toString();
 }
 
-/* The server's whole frames in buf: {rsv1, opcode, payload, text}. */
-function serverFrames(buf) {
-  const frames = [];
-  let at = 0;
-  while (at + 2 <= buf.length) {
-    let len = buf[at + 1] & 0x7f, head = 2;
-    if (len === 126) { len = buf.readUInt16BE(at + 2); head = 4; }
-    else if (len === 127) { len = Number(buf.readBigUInt64BE(at + 2)); head = 10; }
-    if (at + head + len > buf.length) break;
-    const payload = buf.subarray(at + head, at + head + len);
-    const rsv1 = (buf[at] & 0x40) !== 0, opcode = buf[at] & 0x0f;
-    frames.push({ rsv1, opcode, payload, text: opcode === 1 ? (rsv1 ? inflate(payload) : payload.toString()) : null });
-    at += head + len;
-  }
-  return frames;
+/* The server's whole frames in buf, each with its text (inflated when
+ * rsv1 is set) for a text frame, or null. */
+function serverFramesText(buf) {
+  return serverFrames(buf).map((f) => ({ ...f,
+    text: f.opcode === 1 ? (f.rsv1 ? inflate(f.payload) : f.payload.toString()) : null }));
 }
 
 /* A websocket by hand offering offer (none when null): .answer (the
@@ -89,7 +62,7 @@ async function rawSocket(port, offer) {
     ended,
     sock,
     write: (bytes) => { if (!sock.destroyed) sock.write(bytes); },
-    frames: () => serverFrames(got.subarray(headEnd)),
+    frames: () => serverFramesText(got.subarray(headEnd)),
     send(text, { compressed = true } = {}) {
       this.write(clientFrame({ rsv1: compressed, payload: compressed ? compress(text) : Buffer.from(text) }));
     },

@@ -12,50 +12,10 @@ import { connect } from 'node:net';
 import { itStopsCleanly, useRelay, until, HOST } from './lib/relay.mjs';
 import { keypair, signed } from './lib/client.mjs';
 import { metricValue } from './lib/metrics.mjs';
+import { clientFrame, masked, serverFrames } from './lib/frames.mjs';
 
 const MAX = 16384;
 const WAIT_MS = 10000;
-
-const KEY = Buffer.from([0x37, 0xfa, 0x21, 0x3d]);
-
-/* bytes masked with KEY, as from offset at of a frame's payload. */
-function masked(bytes, at = 0) {
-  return Buffer.from(bytes.map((b, i) => b ^ KEY[(at + i) % 4]));
-}
-
-/* A masked client frame: fin, opcode, the payload; declared overrides the
- * length in the header (a BigInt, for a 64-bit length). */
-function clientFrame({ fin = true, opcode = 1, payload = Buffer.alloc(0), declared }) {
-  const len = declared ?? BigInt(payload.length);
-  let head;
-  if (len < 126n) {
-    head = Buffer.from([0, 0x80 | Number(len)]);
-  } else if (len < 65536n) {
-    head = Buffer.from([0, 0x80 | 126, 0, 0]);
-    head.writeUInt16BE(Number(len), 2);
-  } else {
-    head = Buffer.alloc(10);
-    head[1] = 0x80 | 127;
-    head.writeBigUInt64BE(len, 2);
-  }
-  head[0] = (fin ? 0x80 : 0) | opcode;
-  return Buffer.concat([head, KEY, masked(payload)]);
-}
-
-/* The server's frames in buf (unmasked, whole ones only). */
-function serverFrames(buf) {
-  const frames = [];
-  let at = 0;
-  while (at + 2 <= buf.length) {
-    let len = buf[at + 1] & 0x7f, head = 2;
-    if (len === 126) { len = buf.readUInt16BE(at + 2); head = 4; }
-    else if (len === 127) { len = Number(buf.readBigUInt64BE(at + 2)); head = 10; }
-    if (at + head + len > buf.length) break;
-    frames.push({ opcode: buf[at] & 0x0f, payload: buf.subarray(at + head, at + head + len) });
-    at += head + len;
-  }
-  return frames;
-}
 
 /* A websocket opened by hand: .write(bytes), .frames(), .ended (resolves
  * when the relay ends the stream). */
