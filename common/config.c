@@ -145,6 +145,9 @@ static const struct config_key config_keys[] = {
 	U32(held_deliveries, "limits", "10000", 1, 1000000, CONFIG_LIVE,
 	    "The live events one subscription holds while its history is coming; past it they are"
 	    " dropped and sent from the database after the history."),
+	U32(lane_depth, "limits", "4096", 1, 1000000, CONFIG_WORKER,
+	    "The messages one worker's lane of threads holds; past it a connection with nothing"
+	    " queued gets rate-limited: answers, and one with messages queued is paused."),
 	U32(max_queued_messages, "limits", "64", 2, 100000, CONFIG_WORKER,
 	    "The messages one connection may have waiting for its worker's threads; past it the"
 	    " worker stops reading from it until half are handled."),

@@ -75,6 +75,7 @@ struct config {
 	uint32_t ping_interval; /* seconds idle before a websocket ping (keepalive.h; 0: off) */
 	uint32_t events_per_second, events_burst;
 	uint32_t reqs_per_second, reqs_burst;
+	uint32_t lane_depth;          /* per lane, before it refuses or pauses */
 	uint32_t max_queued_messages; /* per connection, before its reads pause */
 	uint32_t rate_limit_strikes;
 	uint32_t limit_loopback;

@@ -31,7 +31,6 @@
  * still in the lane gets one more queued and is paused (so a refusal never
  * overtakes them, and the lane holds at most one extra message for each
  * connection it holds any of); one with none is answered "rate-limited:". */
-#define INGRESS_LANE_DEPTH 4096
 
 struct ingress_job {
 	struct fairq_item link; /* first: a job is its queue item */
@@ -39,7 +38,7 @@ struct ingress_job {
 	char *data;
 	size_t len;
 	bool limited;
-	bool resumes; /* queued past INGRESS_LANE_DEPTH: its connection waits for it */
+	bool resumes; /* queued past lane_depth: its connection waits for it */
 };
 
 struct ingress_lane;
@@ -66,6 +65,7 @@ struct ingress_lane {
 	bool stop;
 	bool has_express;
 	uint32_t pause_at; /* max_queued_messages, read once at start */
+	uint32_t depth;    /* lane_depth, read once at start */
 	struct ingress_server primary, express;
 	/* Requests handled on the service thread itself (ingress_submit); it has
 	 * no thread, no verifier and never a bundle. */
@@ -512,7 +512,7 @@ int ingress_submit(struct ingress *in, uint64_t conn_id, char *data, size_t len,
 	*job = (struct ingress_job){ { NULL, false }, conn_id, data, len, limited, false };
 	cheap = ingress_is_cheap(data, len, verb_at);
 	pthread_mutex_lock(&lane->lock);
-	if (lane->jobs.count >= INGRESS_LANE_DEPTH) {
+	if (lane->jobs.count >= lane->depth) {
 		/* Answering now would overtake the connection's earlier messages
 		 * (a REQ refused before the queued REQ of its id opens it). */
 		if (fairq_sender_idle(&lane->jobs, slot))
@@ -577,6 +577,7 @@ struct ingress *ingress_start(struct relayd *r)
 		pthread_cond_init(&lane->wake_express, NULL);
 		lane->has_express = !in->inline_mode && relayd_cfg(r)->express_lane;
 		lane->pause_at = relayd_cfg(r)->max_queued_messages;
+		lane->depth = relayd_cfg(r)->lane_depth;
 		ingress_server_init(lane, i, &lane->primary, false);
 		lane->on_loop.lane = lane;
 		if (lane->has_express)

@@ -260,10 +260,11 @@ for (const bytes of [1024, 0]) {
 }
 
 describe('a full lane', () => {
-  /* Without deflate: with it negotiated the loop took the burst in more
-   * slowly, and the lane did not fill in 2 of 4 runs on a loaded machine.
-   * These tests are about the lane. */
-  const relay = useRelay({ workers: 1, config: { ...PAUSABLE, ws_deflate: 0, verify_threads: 1, max_queued_messages: 100000 } });
+  /* A lane of 64: one connection's burst fills it before the verify
+   * thread can drain it, however fast or slow this machine is.  Without
+   * deflate: with it negotiated the loop took a burst in more slowly. */
+  const relay = useRelay({ workers: 1,
+    config: { ...PAUSABLE, ws_deflate: 0, verify_threads: 1, max_queued_messages: 100000, lane_depth: 64 } });
 
   it('takes one more message of a connection it holds earlier ones of, and pauses it: nothing is refused, no REQ answered out of turn', async () => {
     const c = await relay.connect();
@@ -272,7 +273,7 @@ describe('a full lane', () => {
     const bad = broken.badSig(signed(keypair().sk, { content: 'overflow' }));
     const text = JSON.stringify(['EVENT', bad]);
     const pausedBefore = (await workerCounter(relay, 'relay_worker_reads_paused_total')) ?? 0;
-    /* Far past the lane's 4,096: the second REQ of the id arrives while
+    /* Far past the lane's 64: the second REQ of the id arrives while
      * the lane is full and the first is still queued. A refusal answered
      * at once would overtake it ("CLOSED" for x, then x's EOSE). */
     const parts = [4000, 9000, 4000];
